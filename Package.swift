@@ -1,0 +1,48 @@
+// swift-tools-version:6.0
+import PackageDescription
+
+let package = Package(
+    name: "openreceipt",
+    products: [
+        .library(name: "ReceiptDER", targets: ["ReceiptDER"]),
+        .library(name: "ReceiptModel", targets: ["ReceiptModel"]),
+        .library(name: "ReceiptSigner", targets: ["ReceiptSigner"]),
+        .library(name: "ReceiptVerifier", targets: ["ReceiptVerifier"]),
+        .executable(name: "receipt", targets: ["receipt"]),
+    ],
+    targets: [
+        .systemLibrary(
+            name: "CReceiptOpenSSL",
+            pkgConfig: "libcrypto",
+            providers: [.apt(["libssl-dev"])]
+        ),
+        .systemLibrary(
+            name: "CReceiptZlib",
+            pkgConfig: "zlib",
+            providers: [.apt(["zlib1g-dev"])]
+        ),
+        .target(name: "CReceiptShims", dependencies: ["CReceiptOpenSSL"]),
+        .target(name: "ReceiptDER"),
+        .target(name: "StrictJSON"),
+        .target(name: "ReceiptCMS", dependencies: ["ReceiptDER"]),
+        .target(name: "ReceiptModel", dependencies: ["ReceiptDER", "StrictJSON"]),
+        .target(name: "ReceiptCrypto", dependencies: ["CReceiptOpenSSL", "CReceiptShims", "ReceiptDER"]),
+        .target(name: "ReceiptSigner", dependencies: ["ReceiptCMS", "ReceiptCrypto", "ReceiptDER", "ReceiptModel", "StrictJSON"]),
+        .target(name: "ReceiptVerifier", dependencies: ["ReceiptCMS", "ReceiptCrypto", "ReceiptDER", "ReceiptModel"]),
+        .executableTarget(
+            name: "receipt",
+            dependencies: ["ReceiptCrypto", "ReceiptModel", "ReceiptSigner", "ReceiptVerifier", "StrictJSON"]
+        ),
+        .testTarget(name: "ReceiptDERTests", dependencies: ["ReceiptDER"]),
+        .testTarget(name: "StrictJSONTests", dependencies: ["StrictJSON"]),
+        .testTarget(name: "ReceiptModelTests", dependencies: ["ReceiptModel", "ReceiptDER"]),
+        .testTarget(
+            name: "ReceiptVerifierTests",
+            dependencies: [
+                "ReceiptVerifier", "ReceiptSigner", "ReceiptCrypto", "ReceiptModel", "ReceiptCMS", "ReceiptDER", "StrictJSON",
+            ],
+            resources: [.copy("Vectors")]
+        ),
+        .testTarget(name: "ReceiptCLITests", dependencies: ["receipt"]),
+    ]
+)

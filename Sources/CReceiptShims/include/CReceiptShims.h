@@ -1,0 +1,28 @@
+// Functions for the OpenSSL macros that Swift cannot import. Each wraps exactly one macro; nothing else lives here.
+#ifndef C_RECEIPT_SHIMS_H
+#define C_RECEIPT_SHIMS_H
+
+#include <stddef.h>
+#include <openssl/bio.h>
+#include <openssl/x509.h>
+
+/// `sk_X509_new_null`: an empty certificate stack, or NULL when out of memory.
+STACK_OF(X509) *receipt_sk_X509_new_null(void);
+/// `sk_X509_push`: appends without taking a reference; returns the new count, or 0 on failure.
+int receipt_sk_X509_push(STACK_OF(X509) *stack, X509 *certificate);
+/// `sk_X509_num`: the number of certificates, or -1 for NULL.
+int receipt_sk_X509_num(const STACK_OF(X509) *stack);
+/// `sk_X509_value`: the certificate at `index`, borrowed.
+X509 *receipt_sk_X509_value(const STACK_OF(X509) *stack, int index);
+/// `sk_X509_free`: frees the stack, not the certificates.
+void receipt_sk_X509_free(STACK_OF(X509) *stack);
+/// `sk_X509_pop_free(stack, X509_free)`: frees the stack and drops one reference of each certificate.
+void receipt_sk_X509_pop_free(STACK_OF(X509) *stack);
+/// `OPENSSL_free`: releases memory that OpenSSL allocated for the caller.
+void receipt_OPENSSL_free(void *pointer);
+/// `BIO_get_mem_data`: the bytes written into a memory BIO (borrowed) and their count.
+long receipt_BIO_get_mem_data(BIO *bio, const unsigned char **data);
+/// `XN_FLAG_RFC2253`: the flags that print a name as RFC 2253 text (a composed macro).
+unsigned long receipt_XN_FLAG_RFC2253(void);
+
+#endif

@@ -1,0 +1,2 @@
+// Umbrella header for zlib.
+#include <zlib.h>

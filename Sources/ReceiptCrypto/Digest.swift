@@ -1,0 +1,56 @@
+internal import CReceiptOpenSSL
+
+/// The digest algorithms of app receipts: SHA-1 (older receipts, device binding) and SHA-256.
+public enum DigestAlgorithm: String, Hashable, Sendable, CaseIterable {
+    case sha1 = "SHA1"
+    case sha256 = "SHA256"
+
+    /// The digest of `bytes`.
+    public func hash(_ bytes: some Collection<UInt8>) -> [UInt8] {
+        let input = Array(bytes)
+        var output = [UInt8](repeating: 0, count: Int(EVP_MAX_MD_SIZE))
+        var length: UInt32 = 0
+        let ok = input.withUnsafeBytes { inputBuffer in
+            output.withUnsafeMutableBufferPointer { outputBuffer in
+                EVP_Digest(
+                    inputBuffer.baseAddress, inputBuffer.count, outputBuffer.baseAddress, &length, implementation, nil)
+            }
+        }
+        // EVP_Digest only fails when the algorithm is unavailable, which `implementation` rules out at startup.
+        return ok == 1 ? Array(output.prefix(Int(length))) : []
+    }
+
+    /// The OpenSSL implementation, fetched once per process (fetching per call is slow in OpenSSL 3).
+    var implementation: OpaquePointer? {
+        switch self {
+        case .sha1: FetchedDigests.shared.sha1
+        case .sha256: FetchedDigests.shared.sha256
+        }
+    }
+}
+
+/// Fetched `EVP_MD` objects. They are immutable and reference counted by OpenSSL, so sharing them across threads
+/// is safe.
+private final class FetchedDigests: @unchecked Sendable {
+    static let shared = FetchedDigests()
+    let sha1 = EVP_MD_fetch(nil, "SHA1", nil)
+    let sha256 = EVP_MD_fetch(nil, "SHA256", nil)
+}
+
+/// Compares two byte strings in time that depends only on their lengths (for digests and hashes).
+public func constantTimeEquals(_ lhs: some Collection<UInt8>, _ rhs: some Collection<UInt8>) -> Bool {
+    let left = Array(lhs)
+    let right = Array(rhs)
+    guard left.count == right.count else { return false }
+    if left.isEmpty { return true }
+    return left.withUnsafeBytes { a in right.withUnsafeBytes { b in CRYPTO_memcmp(a.baseAddress, b.baseAddress, a.count) } } == 0
+}
+
+/// `count` bytes from OpenSSL's cryptographically secure generator.
+public func secureRandomBytes(_ count: Int) throws(CryptoError) -> [UInt8] {
+    var bytes = [UInt8](repeating: 0, count: count)
+    guard count == 0 || RAND_bytes(&bytes, Int32(count)) == 1 else {
+        throw CryptoError(.operationFailed("drawing random bytes"))
+    }
+    return bytes
+}

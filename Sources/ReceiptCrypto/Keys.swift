@@ -1,0 +1,193 @@
+internal import CReceiptOpenSSL
+
+/// The kind and size of a key, as far as receipts care.
+public enum KeyAlgorithm: Hashable, Sendable, CustomStringConvertible {
+    case rsa(bits: Int)
+    case ec(curve: String)
+    case other(String)
+
+    public var description: String {
+        switch self {
+        case .rsa(let bits): "RSA-\(bits)"
+        case .ec(let curve): "EC \(curve)"
+        case .other(let name): name
+        }
+    }
+
+    /// Whether receipts may be signed with it: RSA of 2048 bits or more, or EC P-256.
+    public var isSupportedForSigning: Bool {
+        switch self {
+        case .rsa(let bits): bits >= 2048
+        case .ec(let curve): curve == "P-256" || curve == "prime256v1"
+        case .other: false
+        }
+    }
+
+    static func of(_ key: OpaquePointer) -> KeyAlgorithm {
+        switch EVP_PKEY_get_base_id(key) {
+        case EVP_PKEY_RSA: return .rsa(bits: Int(EVP_PKEY_get_bits(key)))
+        case EVP_PKEY_EC:
+            var name = [CChar](repeating: 0, count: 80)
+            var length = 0
+            guard EVP_PKEY_get_group_name(key, &name, name.count, &length) == 1 else { return .ec(curve: "unknown") }
+            let curve = String(decoding: name.prefix(length).map { UInt8(bitPattern: $0) }, as: UTF8.self)
+            return .ec(curve: curve == "prime256v1" ? "P-256" : curve)
+        default:
+            return .other(String(cString: OBJ_nid2sn(EVP_PKEY_get_base_id(key))))
+        }
+    }
+}
+
+/// A public key (RSA or EC) that checks signatures.
+public final class PublicKey: @unchecked Sendable {
+    let pointer: OpaquePointer
+
+    init(owning pointer: OpaquePointer) {
+        self.pointer = pointer
+    }
+
+    deinit { EVP_PKEY_free(pointer) }
+
+    public var algorithm: KeyAlgorithm { KeyAlgorithm.of(pointer) }
+
+    /// Whether `signature` is a valid signature of `message` under this key with `digest`: PKCS#1 v1.5 for RSA,
+    /// a DER `ECDSA-Sig-Value` for EC.
+    public func isValidSignature(
+        _ signature: some Collection<UInt8>,
+        for message: some Collection<UInt8>,
+        digest: DigestAlgorithm
+    ) -> Bool {
+        guard let context = EVP_MD_CTX_new() else { return false }
+        defer {
+            EVP_MD_CTX_free(context)
+            clearOpenSSLErrors()
+        }
+        guard EVP_DigestVerifyInit(context, nil, digest.implementation, nil, pointer) == 1 else { return false }
+        let signatureBytes = Array(signature)
+        let messageBytes = Array(message)
+        let result = signatureBytes.withUnsafeBufferPointer { signatureBuffer in
+            messageBytes.withUnsafeBufferPointer { messageBuffer in
+                EVP_DigestVerify(
+                    context, signatureBuffer.baseAddress, signatureBuffer.count, messageBuffer.baseAddress,
+                    messageBuffer.count)
+            }
+        }
+        return result == 1
+    }
+}
+
+/// A private key that signs receipts and certificates.
+public final class PrivateKey: @unchecked Sendable {
+    let pointer: OpaquePointer
+
+    private init(owning pointer: OpaquePointer) {
+        self.pointer = pointer
+    }
+
+    deinit { EVP_PKEY_free(pointer) }
+
+    /// Reads a private key: PEM (`PRIVATE KEY` PKCS#8, `RSA PRIVATE KEY` PKCS#1, `EC PRIVATE KEY` SEC1) or the same
+    /// forms in DER. Encrypted keys are refused rather than prompting for a passphrase.
+    public convenience init(pemOrDER bytes: [UInt8]) throws(CryptoError) {
+        clearOpenSSLErrors()
+        let text = String(decoding: bytes, as: UTF8.self)
+        if text.contains("-----BEGIN") {
+            if text.contains("ENCRYPTED") { throw CryptoError(.encryptedPrivateKey) }
+            let bio = try MemoryBIO(copying: bytes)
+            guard let key = PEM_read_bio_PrivateKey(bio.pointer, nil, refusePassphrase, nil) else {
+                throw CryptoError(.invalidPrivateKey)
+            }
+            self.init(owning: key)
+            return
+        }
+        var consumed = 0
+        let decoded: OpaquePointer? = bytes.withUnsafeBufferPointer { buffer in
+            var cursor = buffer.baseAddress
+            let key = d2i_AutoPrivateKey(nil, &cursor, buffer.count)
+            if let cursor, let base = buffer.baseAddress { consumed = cursor - base }
+            return key
+        }
+        guard let decoded else { throw CryptoError(.invalidPrivateKey) }
+        guard consumed == bytes.count else {
+            EVP_PKEY_free(decoded)
+            throw CryptoError(.invalidPrivateKey)
+        }
+        self.init(owning: decoded)
+    }
+
+    /// A new key: RSA-2048 or EC P-256.
+    public static func generate(_ algorithm: GeneratedKeyAlgorithm) throws(CryptoError) -> PrivateKey {
+        clearOpenSSLErrors()
+        let name = algorithm == .rsa2048 ? "RSA" : "EC"
+        guard let context = EVP_PKEY_CTX_new_from_name(nil, name, nil) else {
+            throw CryptoError(.operationFailed("creating a key generation context"))
+        }
+        defer { EVP_PKEY_CTX_free(context) }
+        guard EVP_PKEY_keygen_init(context) == 1 else { throw CryptoError(.operationFailed("starting key generation")) }
+        let configured =
+            switch algorithm {
+            case .rsa2048: EVP_PKEY_CTX_set_rsa_keygen_bits(context, 2048)
+            case .ecP256: EVP_PKEY_CTX_set_group_name(context, "P-256")
+            }
+        guard configured == 1 else { throw CryptoError(.operationFailed("configuring key generation")) }
+        var key: OpaquePointer?
+        guard EVP_PKEY_generate(context, &key) == 1, let key else {
+            throw CryptoError(.operationFailed("generating a key"))
+        }
+        return PrivateKey(owning: key)
+    }
+
+    public var algorithm: KeyAlgorithm { KeyAlgorithm.of(pointer) }
+
+    /// Whether this key is the private half of the certificate's public key.
+    public func matches(_ certificate: Certificate) -> Bool {
+        defer { clearOpenSSLErrors() }
+        return X509_check_private_key(certificate.pointer, pointer) == 1
+    }
+
+    /// Signs `message` with `digest`: PKCS#1 v1.5 for RSA, a DER `ECDSA-Sig-Value` for EC.
+    public func signature(for message: some Collection<UInt8>, digest: DigestAlgorithm) throws(CryptoError) -> [UInt8] {
+        clearOpenSSLErrors()
+        guard let context = EVP_MD_CTX_new() else { throw CryptoError(.operationFailed("allocating a digest context")) }
+        defer { EVP_MD_CTX_free(context) }
+        guard EVP_DigestSignInit(context, nil, digest.implementation, nil, pointer) == 1 else {
+            throw CryptoError(.operationFailed("starting a signature"))
+        }
+        let messageBytes = Array(message)
+        var length = 0
+        let sized = messageBytes.withUnsafeBufferPointer { buffer in
+            EVP_DigestSign(context, nil, &length, buffer.baseAddress, buffer.count)
+        }
+        guard sized == 1 else { throw CryptoError(.operationFailed("sizing a signature")) }
+        var signature = [UInt8](repeating: 0, count: length)
+        let signed = signature.withUnsafeMutableBufferPointer { output in
+            messageBytes.withUnsafeBufferPointer { buffer in
+                EVP_DigestSign(context, output.baseAddress, &length, buffer.baseAddress, buffer.count)
+            }
+        }
+        guard signed == 1 else { throw CryptoError(.operationFailed("signing")) }
+        return Array(signature.prefix(length))
+    }
+
+    /// The key as an unencrypted PKCS#8 PEM block (`-----BEGIN PRIVATE KEY-----`).
+    public var pkcs8PEM: String {
+        get throws(CryptoError) {
+            let bio = try MemoryBIO()
+            guard PEM_write_bio_PrivateKey(bio.pointer, pointer, nil, nil, 0, nil, nil) == 1 else {
+                throw CryptoError(.operationFailed("writing a PEM private key"))
+            }
+            return bio.text
+        }
+    }
+}
+
+/// Key types ``PrivateKey/generate(_:)`` creates.
+public enum GeneratedKeyAlgorithm: String, Hashable, Sendable, CaseIterable {
+    case rsa2048 = "rsa"
+    case ecP256 = "ec"
+}
+
+/// A passphrase callback that supplies none, so OpenSSL fails instead of prompting on the terminal.
+private let refusePassphrase: @convention(c) (UnsafeMutablePointer<CChar>?, Int32, Int32, UnsafeMutableRawPointer?) -> Int32 = {
+    _, _, _, _ in 0
+}

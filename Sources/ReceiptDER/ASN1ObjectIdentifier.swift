@@ -1,0 +1,61 @@
+/// An OBJECT IDENTIFIER (X.690 §8.19), kept as its arcs.
+public struct ASN1ObjectIdentifier: Hashable, Sendable, CustomStringConvertible {
+    public let arcs: [UInt64]
+
+    /// For constants written in code: the arcs are taken as given (at least two, the first 0, 1 or 2).
+    public init(arcs: UInt64...) {
+        self.arcs = arcs
+    }
+
+    /// From dotted text such as `"1.2.840.113549.1.7.2"`; nil unless it has two or more valid arcs.
+    public init?(_ dotted: String) {
+        var arcs: [UInt64] = []
+        for part in dotted.split(separator: ".", omittingEmptySubsequences: false) {
+            guard !part.isEmpty, part.allSatisfy(\.isASCII), let arc = UInt64(part) else { return nil }
+            arcs.append(arc)
+        }
+        guard arcs.count >= 2, arcs[0] <= 2, arcs[0] == 2 || arcs[1] < 40 else { return nil }
+        guard arcs[1] <= UInt64.max - 80 else { return nil }
+        self.arcs = arcs
+    }
+
+    /// From the content octets of an encoded OBJECT IDENTIFIER; nil if they are empty, padded or overflow.
+    public init?(contentOctets: ArraySlice<UInt8>) {
+        guard let last = contentOctets.last, last & 0x80 == 0 else { return nil }
+        var subidentifiers: [UInt64] = []
+        var value: UInt64 = 0
+        var startOfSubidentifier = true
+        for byte in contentOctets {
+            if startOfSubidentifier && byte == 0x80 { return nil }
+            guard value >> 57 == 0 else { return nil }
+            value = value << 7 | UInt64(byte & 0x7F)
+            startOfSubidentifier = byte & 0x80 == 0
+            if startOfSubidentifier {
+                subidentifiers.append(value)
+                value = 0
+            }
+        }
+        let first = subidentifiers[0]
+        let head: [UInt64] = first < 40 ? [0, first] : first < 80 ? [1, first - 40] : [2, first - 80]
+        self.arcs = head + subidentifiers.dropFirst()
+    }
+
+    /// The content octets of the DER encoding.
+    public var contentOctets: [UInt8] {
+        var octets: [UInt8] = []
+        guard arcs.count >= 2 else { return octets }
+        let subidentifiers = [arcs[0] * 40 + arcs[1]] + arcs.dropFirst(2)
+        for value in subidentifiers {
+            var groups: [UInt8] = [UInt8(value & 0x7F)]
+            var rest = value >> 7
+            while rest > 0 {
+                groups.append(UInt8(rest & 0x7F) | 0x80)
+                rest >>= 7
+            }
+            octets.append(contentsOf: groups.reversed())
+        }
+        return octets
+    }
+
+    public var description: String { arcs.map(String.init).joined(separator: ".") }
+}

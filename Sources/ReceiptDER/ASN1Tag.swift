@@ -1,0 +1,70 @@
+/// An ASN.1 identifier: class, primitive or constructed form, and tag number (X.690 §8.1.2).
+public struct ASN1Tag: Hashable, Sendable, CustomStringConvertible {
+    /// The two class bits of an identifier octet.
+    public enum TagClass: UInt8, Sendable {
+        case universal = 0
+        case application = 1
+        case contextSpecific = 2
+        case `private` = 3
+    }
+
+    public let tagClass: TagClass
+    public let isConstructed: Bool
+    public let number: UInt32
+
+    public init(_ tagClass: TagClass, number: UInt32, constructed: Bool) {
+        self.tagClass = tagClass
+        self.number = number
+        self.isConstructed = constructed
+    }
+
+    public static let boolean = ASN1Tag(.universal, number: 1, constructed: false)
+    public static let integer = ASN1Tag(.universal, number: 2, constructed: false)
+    public static let bitString = ASN1Tag(.universal, number: 3, constructed: false)
+    public static let octetString = ASN1Tag(.universal, number: 4, constructed: false)
+    public static let null = ASN1Tag(.universal, number: 5, constructed: false)
+    public static let objectIdentifier = ASN1Tag(.universal, number: 6, constructed: false)
+    public static let utf8String = ASN1Tag(.universal, number: 12, constructed: false)
+    public static let sequence = ASN1Tag(.universal, number: 16, constructed: true)
+    public static let set = ASN1Tag(.universal, number: 17, constructed: true)
+    public static let printableString = ASN1Tag(.universal, number: 19, constructed: false)
+    public static let ia5String = ASN1Tag(.universal, number: 22, constructed: false)
+    public static let utcTime = ASN1Tag(.universal, number: 23, constructed: false)
+    public static let generalizedTime = ASN1Tag(.universal, number: 24, constructed: false)
+
+    /// `[number]` in the context-specific class, e.g. the `[0] EXPLICIT` wrappers of CMS.
+    public static func contextSpecific(_ number: UInt32, constructed: Bool) -> ASN1Tag {
+        ASN1Tag(.contextSpecific, number: number, constructed: constructed)
+    }
+
+    /// The same tag in the other form (primitive ↔ constructed), as BER allows for strings.
+    public var toggledForm: ASN1Tag { ASN1Tag(tagClass, number: number, constructed: !isConstructed) }
+
+    public var description: String {
+        let name: String
+        switch (tagClass, number) {
+        case (.universal, 1): name = "BOOLEAN"
+        case (.universal, 2): name = "INTEGER"
+        case (.universal, 3): name = "BIT STRING"
+        case (.universal, 4): name = "OCTET STRING"
+        case (.universal, 5): name = "NULL"
+        case (.universal, 6): name = "OBJECT IDENTIFIER"
+        case (.universal, 12): name = "UTF8String"
+        case (.universal, 16): name = "SEQUENCE"
+        case (.universal, 17): name = "SET"
+        case (.universal, 19): name = "PrintableString"
+        case (.universal, 22): name = "IA5String"
+        case (.universal, 23): name = "UTCTime"
+        case (.universal, 24): name = "GeneralizedTime"
+        case (.universal, _): name = "UNIVERSAL \(number)"
+        case (.application, _): name = "[APPLICATION \(number)]"
+        case (.contextSpecific, _): name = "[\(number)]"
+        case (.private, _): name = "[PRIVATE \(number)]"
+        }
+        let expectedForm = tagClass == .universal && (number == 16 || number == 17)
+        if tagClass == .universal && isConstructed != expectedForm {
+            return name + (isConstructed ? " (constructed)" : " (primitive)")
+        }
+        return name
+    }
+}

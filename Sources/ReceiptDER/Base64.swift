@@ -1,0 +1,112 @@
+/// Standard base64 (RFC 4648 §4, with padding), the text form DER travels in.
+public enum Base64 {
+    /// Why a text is not strict base64.
+    public struct DecodingError: Error, Hashable, Sendable, CustomStringConvertible {
+        public enum Reason: Hashable, Sendable {
+            /// A byte outside the alphabet, `=` and the ignored whitespace.
+            case invalidCharacter(UInt8)
+            /// The number of base64 characters is not a multiple of four.
+            case invalidLength
+            /// `=` somewhere other than the last one or two positions.
+            case misplacedPadding
+            /// Padding bits that are not zero, so the text is not the canonical encoding of any bytes.
+            case nonCanonical
+        }
+
+        public let reason: Reason
+        /// Offset of the offending byte in the text.
+        public let offset: Int
+
+        public var description: String {
+            switch reason {
+            case .invalidCharacter(let byte):
+                let shown = (0x21...0x7E).contains(byte) ? "'\(Character(Unicode.Scalar(byte)))'" : "byte 0x\(String(byte, radix: 16, uppercase: true))"
+                return "\(shown) at offset \(offset) is not in the base64 alphabet"
+            case .invalidLength: return "base64 text length (without whitespace) is not a multiple of 4"
+            case .misplacedPadding: return "'=' padding at offset \(offset) is not at the end"
+            case .nonCanonical: return "base64 text has non-zero padding bits at offset \(offset)"
+            }
+        }
+    }
+
+    private static let alphabet = Array("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/".utf8)
+
+    private static let values: [UInt8] = {
+        var table = [UInt8](repeating: 0xFF, count: 256)
+        for (index, character) in alphabet.enumerated() { table[Int(character)] = UInt8(index) }
+        return table
+    }()
+
+    /// Encodes `bytes` with padding and no line breaks.
+    public static func encode(_ bytes: some Collection<UInt8>) -> String {
+        let input = Array(bytes)
+        var output: [UInt8] = []
+        output.reserveCapacity((input.count + 2) / 3 * 4)
+        var index = 0
+        while index < input.count {
+            let remaining = input.count - index
+            let chunk = UInt32(input[index]) << 16 | (remaining > 1 ? UInt32(input[index + 1]) << 8 : 0)
+                | (remaining > 2 ? UInt32(input[index + 2]) : 0)
+            output.append(alphabet[Int(chunk >> 18 & 0x3F)])
+            output.append(alphabet[Int(chunk >> 12 & 0x3F)])
+            output.append(remaining > 1 ? alphabet[Int(chunk >> 6 & 0x3F)] : UInt8(ascii: "="))
+            output.append(remaining > 2 ? alphabet[Int(chunk & 0x3F)] : UInt8(ascii: "="))
+            index += 3
+        }
+        return String(decoding: output, as: UTF8.self)
+    }
+
+    /// Decodes strict base64: the RFC 4648 alphabet with `=` padding, canonical padding bits. Spaces, LF and CRLF
+    /// anywhere are ignored; any other byte (tabs, a lone CR, `-`, `_`) is an error.
+    public static func decode(_ text: some Collection<UInt8>) throws(DecodingError) -> [UInt8] {
+        let input = Array(text)
+        var sextets: [UInt8] = []
+        sextets.reserveCapacity(input.count)
+        var padding = 0
+        var paddingStart = 0
+        for (offset, byte) in input.enumerated() {
+            switch byte {
+            case UInt8(ascii: " "), UInt8(ascii: "\n"):
+                continue
+            case UInt8(ascii: "\r"):
+                guard offset + 1 < input.count, input[offset + 1] == UInt8(ascii: "\n") else {
+                    throw DecodingError(reason: .invalidCharacter(byte), offset: offset)
+                }
+                continue
+            case UInt8(ascii: "="):
+                if padding == 0 { paddingStart = offset }
+                padding += 1
+                guard padding <= 2 else { throw DecodingError(reason: .misplacedPadding, offset: offset) }
+            default:
+                let value = values[Int(byte)]
+                guard value != 0xFF else { throw DecodingError(reason: .invalidCharacter(byte), offset: offset) }
+                guard padding == 0 else { throw DecodingError(reason: .misplacedPadding, offset: paddingStart) }
+                sextets.append(value)
+            }
+        }
+        guard (sextets.count + padding) % 4 == 0 else {
+            throw DecodingError(reason: .invalidLength, offset: input.count)
+        }
+        var output: [UInt8] = []
+        output.reserveCapacity(sextets.count * 3 / 4)
+        var index = 0
+        while index + 4 <= sextets.count {
+            let chunk = UInt32(sextets[index]) << 18 | UInt32(sextets[index + 1]) << 12
+                | UInt32(sextets[index + 2]) << 6 | UInt32(sextets[index + 3])
+            output.append(UInt8(chunk >> 16 & 0xFF))
+            output.append(UInt8(chunk >> 8 & 0xFF))
+            output.append(UInt8(chunk & 0xFF))
+            index += 4
+        }
+        let tail = sextets.count - index
+        if tail == 2 {
+            guard sextets[index + 1] & 0x0F == 0 else { throw DecodingError(reason: .nonCanonical, offset: paddingStart) }
+            output.append(sextets[index] << 2 | sextets[index + 1] >> 4)
+        } else if tail == 3 {
+            guard sextets[index + 2] & 0x03 == 0 else { throw DecodingError(reason: .nonCanonical, offset: paddingStart) }
+            output.append(sextets[index] << 2 | sextets[index + 1] >> 4)
+            output.append((sextets[index + 1] & 0x0F) << 4 | sextets[index + 2] >> 2)
+        }
+        return output
+    }
+}

@@ -1,0 +1,114 @@
+/// Builds DER encodings: definite, minimal lengths; SET OF elements sorted by their encodings (X.690 §11.6).
+public struct DERWriter: Sendable {
+    public private(set) var bytes: [UInt8] = []
+
+    public init() {}
+
+    /// Appends an element with the given tag and content octets.
+    public mutating func append(_ tag: ASN1Tag, content: some Collection<UInt8>) {
+        appendIdentifier(tag)
+        appendLength(content.count)
+        bytes.append(contentsOf: content)
+    }
+
+    /// Appends a constructed element whose content `build` writes.
+    public mutating func appendConstructed(
+        _ tag: ASN1Tag,
+        _ build: (inout DERWriter) throws -> Void
+    ) rethrows {
+        var inner = DERWriter()
+        try build(&inner)
+        append(tag, content: inner.bytes)
+    }
+
+    /// Appends `SEQUENCE { … }`.
+    public mutating func appendSequence(_ build: (inout DERWriter) throws -> Void) rethrows {
+        try appendConstructed(.sequence, build)
+    }
+
+    /// Appends `SET OF` with its elements in DER order, whatever order they are given in.
+    public mutating func appendSetOf(_ encodedElements: [[UInt8]]) {
+        let sorted = encodedElements.sorted { $0.lexicographicallyPrecedes($1) }
+        append(.set, content: sorted.joined())
+    }
+
+    /// Appends an already encoded element verbatim.
+    public mutating func appendEncoded(_ encoded: some Collection<UInt8>) {
+        bytes.append(contentsOf: encoded)
+    }
+
+    public mutating func appendInteger<T: FixedWidthInteger>(_ value: T) {
+        var littleEndian: [UInt8] = []
+        var rest = value
+        for _ in 0..<(T.bitWidth / 8) {
+            littleEndian.append(UInt8(truncatingIfNeeded: rest))
+            rest >>= 8
+        }
+        if !T.isSigned, let top = littleEndian.last, top & 0x80 != 0 { littleEndian.append(0) }
+        appendInteger(twosComplement: littleEndian.reversed())
+    }
+
+    /// Appends an INTEGER from big-endian two's-complement octets, trimming redundant leading octets.
+    public mutating func appendInteger(twosComplement octets: some Collection<UInt8>) {
+        let octets = Array(octets)
+        var start = 0
+        while octets.count - start > 1 {
+            let (first, second) = (octets[start], octets[start + 1])
+            guard (first == 0 && second & 0x80 == 0) || (first == 0xFF && second & 0x80 != 0) else { break }
+            start += 1
+        }
+        append(.integer, content: octets.isEmpty ? [0] : octets[start...])
+    }
+
+    public mutating func appendObjectIdentifier(_ identifier: ASN1ObjectIdentifier) {
+        append(.objectIdentifier, content: identifier.contentOctets)
+    }
+
+    public mutating func appendOctetString(_ octets: some Collection<UInt8>) {
+        append(.octetString, content: octets)
+    }
+
+    public mutating func appendUTF8String(_ text: String) {
+        append(.utf8String, content: Array(text.utf8))
+    }
+
+    /// Appends an IA5String; the caller guarantees the text is ASCII.
+    public mutating func appendIA5String(_ text: String) {
+        append(.ia5String, content: Array(text.utf8))
+    }
+
+    public mutating func appendNull() {
+        append(.null, content: EmptyCollection())
+    }
+
+    private mutating func appendIdentifier(_ tag: ASN1Tag) {
+        let leading = tag.tagClass.rawValue << 6 | (tag.isConstructed ? 0x20 : 0)
+        if tag.number < 0x1F {
+            bytes.append(leading | UInt8(tag.number))
+            return
+        }
+        bytes.append(leading | 0x1F)
+        var groups: [UInt8] = [UInt8(tag.number & 0x7F)]
+        var rest = tag.number >> 7
+        while rest > 0 {
+            groups.append(UInt8(rest & 0x7F) | 0x80)
+            rest >>= 7
+        }
+        bytes.append(contentsOf: groups.reversed())
+    }
+
+    private mutating func appendLength(_ length: Int) {
+        if length < 0x80 {
+            bytes.append(UInt8(length))
+            return
+        }
+        var octets: [UInt8] = []
+        var rest = length
+        while rest > 0 {
+            octets.append(UInt8(rest & 0xFF))
+            rest >>= 8
+        }
+        bytes.append(0x80 | UInt8(octets.count))
+        bytes.append(contentsOf: octets.reversed())
+    }
+}

@@ -1,0 +1,148 @@
+/// One attribute of a receipt payload, as encoded:
+/// `ReceiptAttribute ::= SEQUENCE { type INTEGER, version INTEGER, value OCTET STRING }`.
+/// Undocumented attributes are kept in this raw form.
+public struct ReceiptAttribute: Hashable, Sendable {
+    public let type: Int64
+    public let version: Int64
+    public let value: [UInt8]
+
+    public init(type: Int64, version: Int64, value: [UInt8]) {
+        self.type = type
+        self.version = version
+        self.value = value
+    }
+}
+
+/// The content of an app receipt: the documented fields, typed, and every other attribute kept raw.
+public struct Receipt: Hashable, Sendable {
+    /// Field 0: `Production`, `ProductionSandbox`, `Xcode`…
+    public var receiptType: String?
+    /// Field 1: the app's App Store identifier (0 outside production).
+    public var appItemID: Int64?
+    /// Field 2.
+    public var bundleID: String
+    /// Field 3: `CFBundleVersion` (iOS) or `CFBundleShortVersionString` (macOS).
+    public var applicationVersion: String?
+    /// Field 4: the opaque value hashed into the device binding.
+    public var opaqueValue: [UInt8]?
+    /// Field 5: SHA-1 of device identifier ‖ opaque value ‖ bundle id value octets.
+    public var sha1Hash: [UInt8]?
+    /// Field 12.
+    public var creationDate: ReceiptDate
+    /// Field 16.
+    public var versionExternalIdentifier: Int64?
+    /// Field 17, in payload order.
+    public var inAppPurchases: [InAppPurchase]
+    /// Field 18.
+    public var originalPurchaseDate: ReceiptDate?
+    /// Field 19.
+    public var originalApplicationVersion: String?
+    /// Field 21.
+    public var expirationDate: ReceiptDate?
+    /// Every attribute whose type is not documented, in payload order.
+    public var unknownAttributes: [ReceiptAttribute]
+
+    public init(
+        bundleID: String,
+        creationDate: ReceiptDate,
+        receiptType: String? = nil,
+        appItemID: Int64? = nil,
+        applicationVersion: String? = nil,
+        originalApplicationVersion: String? = nil,
+        originalPurchaseDate: ReceiptDate? = nil,
+        expirationDate: ReceiptDate? = nil,
+        versionExternalIdentifier: Int64? = nil,
+        opaqueValue: [UInt8]? = nil,
+        sha1Hash: [UInt8]? = nil,
+        inAppPurchases: [InAppPurchase] = [],
+        unknownAttributes: [ReceiptAttribute] = []
+    ) {
+        self.bundleID = bundleID
+        self.creationDate = creationDate
+        self.receiptType = receiptType
+        self.appItemID = appItemID
+        self.applicationVersion = applicationVersion
+        self.originalApplicationVersion = originalApplicationVersion
+        self.originalPurchaseDate = originalPurchaseDate
+        self.expirationDate = expirationDate
+        self.versionExternalIdentifier = versionExternalIdentifier
+        self.opaqueValue = opaqueValue
+        self.sha1Hash = sha1Hash
+        self.inAppPurchases = inAppPurchases
+        self.unknownAttributes = unknownAttributes
+    }
+
+    /// The value octets of field 2 exactly as the device binding hashes them: the whole DER UTF8String
+    /// (identifier, length and text). DER has one encoding per string, so this equals the bytes received.
+    public var bundleIDValueOctets: [UInt8] { utf8Value(bundleID) }
+
+    /// What field 5 is the SHA-1 of for `device`: its identifier bytes ‖ opaque value (field 4) ‖
+    /// ``bundleIDValueOctets``; nil when the receipt has no opaque value.
+    public func deviceBindingInput(for device: DeviceIdentifier) -> [UInt8]? {
+        opaqueValue.map { device.bytes + $0 + bundleIDValueOctets }
+    }
+}
+
+/// One in-app purchase (field 17 of the receipt; fields 1701-1721 inside it).
+public struct InAppPurchase: Hashable, Sendable {
+    /// Field 1701.
+    public var quantity: Int64?
+    /// Field 1702.
+    public var productID: String
+    /// Field 1703.
+    public var transactionID: String
+    /// Field 1704.
+    public var purchaseDate: ReceiptDate
+    /// Field 1705.
+    public var originalTransactionID: String?
+    /// Field 1706.
+    public var originalPurchaseDate: ReceiptDate?
+    /// Field 1707 (undocumented by Apple's JSON; kept for inspection).
+    public var productType: Int64?
+    /// Field 1708: when an auto-renewable subscription period ends.
+    public var expiresDate: ReceiptDate?
+    /// Field 1711.
+    public var webOrderLineItemID: Int64?
+    /// Field 1712: set when Apple refunded the transaction.
+    public var cancellationDate: ReceiptDate?
+    /// Field 1713.
+    public var isTrialPeriod: Bool?
+    /// Field 1719.
+    public var isInIntroOfferPeriod: Bool?
+    /// Field 1721.
+    public var promotionalOfferID: String?
+    /// Every attribute of this purchase whose type is not documented, in payload order.
+    public var unknownAttributes: [ReceiptAttribute]
+
+    public init(
+        productID: String,
+        transactionID: String,
+        purchaseDate: ReceiptDate,
+        quantity: Int64? = 1,
+        originalTransactionID: String? = nil,
+        originalPurchaseDate: ReceiptDate? = nil,
+        productType: Int64? = nil,
+        expiresDate: ReceiptDate? = nil,
+        webOrderLineItemID: Int64? = nil,
+        cancellationDate: ReceiptDate? = nil,
+        isTrialPeriod: Bool? = nil,
+        isInIntroOfferPeriod: Bool? = nil,
+        promotionalOfferID: String? = nil,
+        unknownAttributes: [ReceiptAttribute] = []
+    ) {
+        self.productID = productID
+        self.transactionID = transactionID
+        self.purchaseDate = purchaseDate
+        self.quantity = quantity
+        self.originalTransactionID = originalTransactionID
+        self.originalPurchaseDate = originalPurchaseDate
+        self.productType = productType
+        self.expiresDate = expiresDate
+        self.webOrderLineItemID = webOrderLineItemID
+        self.cancellationDate = cancellationDate
+        self.isTrialPeriod = isTrialPeriod
+        self.isInIntroOfferPeriod = isInIntroOfferPeriod
+        self.promotionalOfferID = promotionalOfferID
+        self.unknownAttributes = unknownAttributes
+    }
+}

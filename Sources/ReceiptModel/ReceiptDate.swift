@@ -1,0 +1,216 @@
+/// An instant with millisecond precision, as receipts carry them.
+///
+/// Receipts store dates as RFC 3339 text in an IA5String; verifyReceipt prints them as
+/// `2024-06-05 12:00:00 Etc/GMT` plus a `_ms` twin. This type reads both and writes both, always in UTC.
+public struct ReceiptDate: Hashable, Comparable, Sendable, CustomStringConvertible {
+    /// Milliseconds since 1970-01-01T00:00:00Z.
+    public let millisecondsSince1970: Int64
+
+    /// The earliest and latest instants representable as four-digit years.
+    public static let earliest = ReceiptDate(millisecondsSince1970: -62_167_219_200_000)
+    public static let latest = ReceiptDate(millisecondsSince1970: 253_402_300_799_999)
+
+    public init(millisecondsSince1970: Int64) {
+        self.millisecondsSince1970 = millisecondsSince1970
+    }
+
+    public init(secondsSince1970: Int64) {
+        self.millisecondsSince1970 = secondsSince1970 * 1000
+    }
+
+    public static func < (lhs: ReceiptDate, rhs: ReceiptDate) -> Bool {
+        lhs.millisecondsSince1970 < rhs.millisecondsSince1970
+    }
+
+    /// Whole seconds since 1970, rounded down.
+    public var secondsSince1970: Int64 {
+        let (quotient, remainder) = millisecondsSince1970.quotientAndRemainder(dividingBy: 1000)
+        return remainder < 0 ? quotient - 1 : quotient
+    }
+
+    /// RFC 3339 in UTC: `2024-06-05T12:00:00Z`, with `.SSS` only when there are milliseconds.
+    public var rfc3339: String {
+        let civil = CivilTime(secondsSince1970: secondsSince1970)
+        let milliseconds = millisecondsSince1970 - secondsSince1970 * 1000
+        let fraction = milliseconds == 0 ? "" : "." + Self.pad(milliseconds, 3)
+        return "\(civil.dateText)T\(civil.timeText)\(fraction)Z"
+    }
+
+    /// verifyReceipt's form: `2024-06-05 12:00:00 Etc/GMT` (whole seconds).
+    public var appleFormat: String {
+        let civil = CivilTime(secondsSince1970: secondsSince1970)
+        return "\(civil.dateText) \(civil.timeText) Etc/GMT"
+    }
+
+    public var description: String { rfc3339 }
+
+    /// Parses RFC 3339 (`2024-06-05T12:00:00Z`, `…T12:00:00.250+02:00`, and the `+0200` offsets real receipts
+    /// carry). Fractional seconds beyond milliseconds are truncated. Returns nil for anything else, including
+    /// impossible dates such as February 30th.
+    public init?(rfc3339 text: String) {
+        var scanner = DateScanner(text)
+        guard let year = scanner.digits(4), scanner.take("-"), let month = scanner.digits(2), scanner.take("-"),
+            let day = scanner.digits(2), scanner.take(anyOf: "Tt"), let hour = scanner.digits(2), scanner.take(":"),
+            let minute = scanner.digits(2), scanner.take(":"), let second = scanner.digits(2)
+        else { return nil }
+        var milliseconds: Int64 = 0
+        if scanner.take(".") {
+            guard let fraction = scanner.fractionMilliseconds() else { return nil }
+            milliseconds = fraction
+        }
+        let offsetSeconds: Int64
+        if scanner.take(anyOf: "Zz") {
+            offsetSeconds = 0
+        } else if let sign = scanner.sign(), let offsetHours = scanner.digits(2) {
+            _ = scanner.take(":")  // both `+02:00` and `+0200` occur in real receipts
+            guard let offsetMinutes = scanner.digits(2), offsetHours <= 23, offsetMinutes <= 59 else { return nil }
+            offsetSeconds = sign * (offsetHours * 3600 + offsetMinutes * 60)
+        } else {
+            return nil
+        }
+        guard scanner.isAtEnd,
+            let civil = CivilTime(year: year, month: month, day: day, hour: hour, minute: minute, second: second)
+        else { return nil }
+        let instant = ReceiptDate(millisecondsSince1970: (civil.secondsSince1970 - offsetSeconds) * 1000 + milliseconds)
+        guard instant >= .earliest && instant <= .latest else { return nil }
+        self = instant
+    }
+
+    /// Parses verifyReceipt's `2024-06-05 12:00:00 Etc/GMT`.
+    public init?(appleFormat text: String) {
+        var scanner = DateScanner(text)
+        guard let year = scanner.digits(4), scanner.take("-"), let month = scanner.digits(2), scanner.take("-"),
+            let day = scanner.digits(2), scanner.take(" "), let hour = scanner.digits(2), scanner.take(":"),
+            let minute = scanner.digits(2), scanner.take(":"), let second = scanner.digits(2),
+            scanner.take(" Etc/GMT"), scanner.isAtEnd,
+            let civil = CivilTime(year: year, month: month, day: day, hour: hour, minute: minute, second: second)
+        else { return nil }
+        self.init(secondsSince1970: civil.secondsSince1970)
+    }
+
+    static func pad(_ value: Int64, _ width: Int) -> String {
+        let text = String(value)
+        return String(repeating: "0", count: max(0, width - text.count)) + text
+    }
+}
+
+/// A proleptic Gregorian date and time of day in UTC, converted with the days-from-civil algorithm.
+struct CivilTime {
+    let year: Int64
+    let month: Int64
+    let day: Int64
+    let hour: Int64
+    let minute: Int64
+    let second: Int64
+
+    init?(year: Int64, month: Int64, day: Int64, hour: Int64, minute: Int64, second: Int64) {
+        guard (1...12).contains(month), day >= 1, day <= Self.daysInMonth(year: year, month: month),
+            (0...23).contains(hour), (0...59).contains(minute), (0...59).contains(second)
+        else { return nil }
+        (self.year, self.month, self.day) = (year, month, day)
+        (self.hour, self.minute, self.second) = (hour, minute, second)
+    }
+
+    init(secondsSince1970: Int64) {
+        var days = secondsSince1970 / 86_400
+        var secondOfDay = secondsSince1970 % 86_400
+        if secondOfDay < 0 {
+            secondOfDay += 86_400
+            days -= 1
+        }
+        let shifted = days + 719_468
+        let era = (shifted >= 0 ? shifted : shifted - 146_096) / 146_097
+        let dayOfEra = shifted - era * 146_097
+        let yearOfEra = (dayOfEra - dayOfEra / 1460 + dayOfEra / 36_524 - dayOfEra / 146_096) / 365
+        let dayOfYear = dayOfEra - (365 * yearOfEra + yearOfEra / 4 - yearOfEra / 100)
+        let monthIndex = (5 * dayOfYear + 2) / 153
+        day = dayOfYear - (153 * monthIndex + 2) / 5 + 1
+        month = monthIndex < 10 ? monthIndex + 3 : monthIndex - 9
+        year = yearOfEra + era * 400 + (month <= 2 ? 1 : 0)
+        hour = secondOfDay / 3600
+        minute = secondOfDay % 3600 / 60
+        second = secondOfDay % 60
+    }
+
+    var secondsSince1970: Int64 {
+        let shiftedYear = month <= 2 ? year - 1 : year
+        let era = (shiftedYear >= 0 ? shiftedYear : shiftedYear - 399) / 400
+        let yearOfEra = shiftedYear - era * 400
+        let dayOfYear = (153 * (month > 2 ? month - 3 : month + 9) + 2) / 5 + day - 1
+        let dayOfEra = yearOfEra * 365 + yearOfEra / 4 - yearOfEra / 100 + dayOfYear
+        let days = era * 146_097 + dayOfEra - 719_468
+        return days * 86_400 + hour * 3600 + minute * 60 + second
+    }
+
+    var dateText: String {
+        "\(ReceiptDate.pad(year, 4))-\(ReceiptDate.pad(month, 2))-\(ReceiptDate.pad(day, 2))"
+    }
+
+    var timeText: String {
+        "\(ReceiptDate.pad(hour, 2)):\(ReceiptDate.pad(minute, 2)):\(ReceiptDate.pad(second, 2))"
+    }
+
+    static func daysInMonth(year: Int64, month: Int64) -> Int64 {
+        switch month {
+        case 2: (year % 4 == 0 && year % 100 != 0) || year % 400 == 0 ? 29 : 28
+        case 4, 6, 9, 11: 30
+        default: 31
+        }
+    }
+}
+
+/// Reads the fixed-width pieces of a date text, ASCII only.
+private struct DateScanner {
+    private let bytes: [UInt8]
+    private var index = 0
+
+    init(_ text: String) { bytes = Array(text.utf8) }
+
+    var isAtEnd: Bool { index == bytes.count }
+
+    mutating func digits(_ count: Int) -> Int64? {
+        guard bytes.count - index >= count else { return nil }
+        var value: Int64 = 0
+        for byte in bytes[index..<(index + count)] {
+            guard (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(byte) else { return nil }
+            value = value * 10 + Int64(byte - UInt8(ascii: "0"))
+        }
+        index += count
+        return value
+    }
+
+    mutating func take(_ literal: String) -> Bool {
+        let expected = Array(literal.utf8)
+        guard bytes.count - index >= expected.count, Array(bytes[index..<(index + expected.count)]) == expected else {
+            return false
+        }
+        index += expected.count
+        return true
+    }
+
+    mutating func take(anyOf characters: String) -> Bool {
+        guard index < bytes.count, characters.utf8.contains(bytes[index]) else { return false }
+        index += 1
+        return true
+    }
+
+    mutating func sign() -> Int64? {
+        if take("+") { return 1 }
+        if take("-") { return -1 }
+        return nil
+    }
+
+    /// One or more digits after the decimal point, as whole milliseconds (extra digits truncated).
+    mutating func fractionMilliseconds() -> Int64? {
+        var milliseconds: Int64 = 0
+        var count = 0
+        while index < bytes.count, (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(bytes[index]) {
+            if count < 3 { milliseconds = milliseconds * 10 + Int64(bytes[index] - UInt8(ascii: "0")) }
+            count += 1
+            index += 1
+        }
+        guard count > 0 else { return nil }
+        for _ in count..<max(count, 3) { milliseconds *= 10 }
+        return milliseconds
+    }
+}

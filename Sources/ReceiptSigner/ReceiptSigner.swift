@@ -1,0 +1,60 @@
+import ReceiptCMS
+import ReceiptCrypto
+import ReceiptDER
+import ReceiptModel
+
+/// Turns receipts into signed app receipts in Apple's layout: a DER ContentInfo holding SignedData with the
+/// payload attached, SHA-256, one signer identified by issuer and serial number, no signed attributes (the
+/// signature covers the payload octets), and the certificates leaf first, then the chain.
+public struct ReceiptSigner: Sendable {
+    public let credentials: SigningCredentials
+
+    public init(credentials: SigningCredentials) {
+        self.credentials = credentials
+    }
+
+    /// The signed receipt in DER.
+    public func sign(_ receipt: Receipt) throws(SigningError) -> [UInt8] {
+        let payload = receipt.payloadDER
+        let signature: [UInt8]
+        do {
+            signature = try credentials.key.signature(for: payload, digest: .sha256)
+        } catch {
+            throw SigningError(.signingFailed, "\(error)")
+        }
+        let issuerAndSerial: (issuer: ArraySlice<UInt8>, serialNumber: ArraySlice<UInt8>)
+        do {
+            issuerAndSerial = try credentials.certificate.issuerAndSerialNumber()
+        } catch {
+            throw SigningError(.invalidCertificate, "signer certificate is not DER: \(error)")
+        }
+        let signatureAlgorithm: CMSAlgorithmIdentifier =
+            switch credentials.key.algorithm {
+            case .rsa: CMSAlgorithmIdentifier(.rsaEncryption, parameters: Self.null)
+            default: CMSAlgorithmIdentifier(.ecdsaWithSHA256)
+            }
+        return CMSSignedData.encode(
+            content: payload,
+            digestAlgorithm: CMSAlgorithmIdentifier(.sha256, parameters: Self.null),
+            certificates: ([credentials.certificate] + credentials.chain).map(\.derEncoded),
+            issuer: issuerAndSerial.issuer,
+            serialNumber: issuerAndSerial.serialNumber,
+            signatureAlgorithm: signatureAlgorithm,
+            signature: signature)
+    }
+
+    /// The signed receipt in DER, bound to `device`: a fresh random opaque value (field 4) and
+    /// SHA-1(device ‖ opaque value ‖ bundle id) as field 5.
+    public func sign(_ receipt: Receipt, boundTo device: DeviceIdentifier) throws(SigningError) -> [UInt8] {
+        var bound = receipt
+        do {
+            bound.opaqueValue = try secureRandomBytes(16)
+        } catch {
+            throw SigningError(.signingFailed, "\(error)")
+        }
+        bound.sha1Hash = bound.deviceBindingInput(for: device).map { DigestAlgorithm.sha1.hash($0) }
+        return try sign(bound)
+    }
+
+    private static let null: ArraySlice<UInt8> = [0x05, 0x00]
+}

@@ -1,0 +1,186 @@
+import ReceiptCMS
+import ReceiptCrypto
+import ReceiptDER
+import ReceiptModel
+
+/// A receipt's CMS SignedData with its shape checked and its certificates decoded: one signer, attached content
+/// of type `data`, a supported algorithm, and an embedded certificate that matches the signer. Nothing here
+/// decides whether to trust it.
+public struct ReceiptEnvelope: Sendable {
+    public let signedData: CMSSignedData
+    public let signerInfo: CMSSignerInfo
+    /// Every embedded certificate, in the order given.
+    public let certificates: [Certificate]
+    public let signerCertificate: Certificate
+    /// The signed payload octets.
+    public let content: ArraySlice<UInt8>
+    public let digestAlgorithm: DigestAlgorithm
+
+    /// Reads `input` (DER or base64 text) within `limits`.
+    public init(input: [UInt8], limits: VerificationLimits = VerificationLimits()) throws(ReceiptVerificationError) {
+        let der = try ReceiptInput.derBytes(from: input, limits: limits)
+        do {
+            signedData = try CMSSignedData(berEncoded: der[...], maximumDepth: limits.maximumDepth)
+        } catch {
+            if case .malformed(let derError) = error.reason, case .nestingTooDeep = derError.reason {
+                throw ReceiptVerificationError(.tooLarge, "CMS envelope: \(error)")
+            }
+            throw ReceiptVerificationError(.malformed, "CMS envelope: \(error)")
+        }
+        guard signedData.signerInfos.count == 1, let signerInfo = signedData.signerInfos.first else {
+            throw ReceiptVerificationError(
+                .wrongSignerCount, "SignedData.signerInfos has \(signedData.signerInfos.count) signers; exactly one is required")
+        }
+        self.signerInfo = signerInfo
+        guard signedData.contentType == .cmsData else {
+            throw ReceiptVerificationError(
+                .wrongContentType, "encapContentInfo.eContentType is \(signedData.contentType), not data (1.2.840.113549.1.7.1)")
+        }
+        guard let content = signedData.content else {
+            throw ReceiptVerificationError(.missingContent, "encapContentInfo has no eContent: the payload is detached")
+        }
+        self.content = content
+        digestAlgorithm = try Self.digestAlgorithm(signerInfo.digestAlgorithm)
+
+        var certificates: [Certificate] = []
+        for (index, encoded) in signedData.certificates.enumerated() {
+            do {
+                certificates.append(try Certificate(derEncoded: encoded))
+            } catch {
+                throw ReceiptVerificationError(.invalidCertificate, "SignedData.certificates[\(index)]: \(error)")
+            }
+        }
+        self.certificates = certificates
+        guard let signer = certificates.first(where: { Self.identifies(signerInfo.signerIdentifier, $0) }) else {
+            throw ReceiptVerificationError(
+                .signerCertificateMissing,
+                "none of the \(certificates.count) embedded certificates matches the SignerInfo's signer identifier")
+        }
+        signerCertificate = signer
+    }
+
+    /// The certificates other than the signer's, which may serve as intermediates (never as anchors).
+    public var otherCertificates: [Certificate] { certificates.filter { $0 !== signerCertificate } }
+
+    /// Checks the signature with the signer certificate's key: over the payload itself (Apple's layout), or over
+    /// the signed attributes after checking their content type and message digest.
+    public func verifySignature() throws(ReceiptVerificationError) {
+        let key: PublicKey
+        do {
+            key = try signerCertificate.publicKey
+        } catch {
+            throw ReceiptVerificationError(.invalidCertificate, "signer certificate: \(error)")
+        }
+        try Self.checkSignatureAlgorithm(signerInfo.signatureAlgorithm, digest: digestAlgorithm, key: key.algorithm)
+        var signedBytes = Array(content)
+        if let attributes = signerInfo.signedAttributes {
+            try checkSignedAttributes(attributes)
+            signedBytes = attributes.signedBytes
+        }
+        guard key.isValidSignature(signerInfo.signature, for: signedBytes, digest: digestAlgorithm) else {
+            throw ReceiptVerificationError(
+                .invalidSignature,
+                "the signature does not verify with the signer certificate's key over the "
+                    + (signerInfo.signedAttributes == nil ? "payload" : "signed attributes"))
+        }
+    }
+
+    /// Decodes the payload as a receipt.
+    public func receipt(limits: VerificationLimits = VerificationLimits()) throws(ReceiptVerificationError) -> Receipt {
+        do {
+            return try Receipt(payload: content, maximumPurchases: limits.maximumPurchases)
+        } catch {
+            let code: ReceiptVerificationError.Code =
+                switch error.reason {
+                case .malformed: .unreadablePayload
+                case .duplicateAttribute: .duplicateAttribute
+                case .missingAttribute: .missingField
+                case .invalidValue: .invalidField
+                case .tooManyPurchases: .tooLarge
+                }
+            throw ReceiptVerificationError(code, "\(error)")
+        }
+    }
+
+    private func checkSignedAttributes(_ attributes: CMSSignedAttributes) throws(ReceiptVerificationError) {
+        func single(_ type: ASN1ObjectIdentifier, _ name: String) throws(ReceiptVerificationError) -> ArraySlice<UInt8> {
+            guard let attribute = attributes.attributes.first(where: { $0.type == type }) else {
+                throw ReceiptVerificationError(.invalidSignedAttributes, "signed attributes lack \(name)")
+            }
+            guard attribute.values.count == 1, let value = attribute.values.first else {
+                throw ReceiptVerificationError(.invalidSignedAttributes, "signed attribute \(name) must have exactly one value")
+            }
+            return value
+        }
+        let contentType = try single(.cmsContentTypeAttribute, "content-type")
+        guard (try? ASN1Node.parse(contentType, rules: .der).objectIdentifier()) == signedData.contentType else {
+            throw ReceiptVerificationError(
+                .invalidSignedAttributes, "signed content-type attribute differs from eContentType \(signedData.contentType)")
+        }
+        let digestValue = try single(.cmsMessageDigestAttribute, "message-digest")
+        guard let node = try? ASN1Node.parse(digestValue, rules: .der), node.tag == .octetString else {
+            throw ReceiptVerificationError(.invalidSignedAttributes, "signed message-digest attribute is not an OCTET STRING")
+        }
+        guard constantTimeEquals(node.content, digestAlgorithm.hash(content)) else {
+            throw ReceiptVerificationError(.invalidSignature, "signed message-digest attribute does not match the payload")
+        }
+    }
+
+    private static func digestAlgorithm(_ identifier: CMSAlgorithmIdentifier) throws(ReceiptVerificationError) -> DigestAlgorithm {
+        guard identifier.parameters == nil || identifier.parameters.map(Array.init) == [0x05, 0x00] else {
+            throw ReceiptVerificationError(.unsupportedAlgorithm, "digestAlgorithm parameters must be absent or NULL")
+        }
+        switch identifier.algorithm {
+        case .sha1: return .sha1
+        case .sha256: return .sha256
+        default:
+            throw ReceiptVerificationError(
+                .unsupportedAlgorithm, "digestAlgorithm \(identifier.algorithm) is not supported (only SHA-1 and SHA-256)")
+        }
+    }
+
+    private static func checkSignatureAlgorithm(
+        _ identifier: CMSAlgorithmIdentifier,
+        digest: DigestAlgorithm,
+        key: KeyAlgorithm
+    ) throws(ReceiptVerificationError) {
+        let rsa: Bool
+        let impliedDigest: DigestAlgorithm?
+        switch identifier.algorithm {
+        case .rsaEncryption: (rsa, impliedDigest) = (true, nil)
+        case .sha1WithRSAEncryption: (rsa, impliedDigest) = (true, .sha1)
+        case .sha256WithRSAEncryption: (rsa, impliedDigest) = (true, .sha256)
+        case .ecdsaWithSHA1: (rsa, impliedDigest) = (false, .sha1)
+        case .ecdsaWithSHA256: (rsa, impliedDigest) = (false, .sha256)
+        default:
+            throw ReceiptVerificationError(
+                .unsupportedAlgorithm,
+                "signatureAlgorithm \(identifier.algorithm) is not supported (RSA PKCS#1 v1.5 or ECDSA with SHA-1/SHA-256)")
+        }
+        let parameters = identifier.parameters.map(Array.init)
+        guard parameters == nil || (rsa && parameters == [0x05, 0x00]) else {
+            throw ReceiptVerificationError(.unsupportedAlgorithm, "signatureAlgorithm \(identifier.algorithm) has unexpected parameters")
+        }
+        if let impliedDigest, impliedDigest != digest {
+            throw ReceiptVerificationError(
+                .unsupportedAlgorithm,
+                "signatureAlgorithm \(identifier.algorithm) does not match digestAlgorithm \(digest.rawValue)")
+        }
+        switch (rsa, key) {
+        case (true, .rsa), (false, .ec): return
+        default:
+            throw ReceiptVerificationError(
+                .invalidSignature, "signatureAlgorithm \(identifier.algorithm) cannot be used with the signer's \(key) key")
+        }
+    }
+
+    private static func identifies(_ identifier: CMSSignerIdentifier, _ certificate: Certificate) -> Bool {
+        switch identifier {
+        case .issuerAndSerialNumber(let issuer, let serialNumber):
+            guard let fields = try? certificate.issuerAndSerialNumber() else { return false }
+            return fields.issuer.elementsEqual(issuer) && fields.serialNumber.elementsEqual(serialNumber)
+        case .subjectKeyIdentifier(let keyIdentifier):
+            return certificate.subjectKeyIdentifier.map { $0.elementsEqual(keyIdentifier) } ?? false
+        }
+    }
+}

@@ -1,0 +1,158 @@
+import ReceiptCrypto
+import ReceiptDER
+import ReceiptModel
+
+/// What the caller expects of a receipt besides a trusted signature.
+public struct VerificationOptions: Hashable, Sendable {
+    /// Require this exact bundle id (field 2).
+    public var bundleID: String?
+    /// Require this exact application version (field 3).
+    public var applicationVersion: String?
+    /// Require the receipt to be bound to this device (field 5).
+    public var deviceIdentifier: DeviceIdentifier?
+    /// Check certificate validity at this instant instead of the receipt's creation date.
+    public var validationTime: ReceiptDate?
+
+    public init(
+        bundleID: String? = nil,
+        applicationVersion: String? = nil,
+        deviceIdentifier: DeviceIdentifier? = nil,
+        validationTime: ReceiptDate? = nil
+    ) {
+        self.bundleID = bundleID
+        self.applicationVersion = applicationVersion
+        self.deviceIdentifier = deviceIdentifier
+        self.validationTime = validationTime
+    }
+}
+
+/// A receipt that passed every check, with the evidence.
+public struct VerifiedReceipt: Sendable {
+    public let receipt: Receipt
+    /// The chain that was validated: signer first, pinned anchor last.
+    public let chain: [Certificate]
+    /// The instant at which the certificates were checked.
+    public let validationTime: ReceiptDate
+    public let digestAlgorithm: DigestAlgorithm
+}
+
+/// Proves that a receipt is genuine, untampered and meant for this app and device.
+///
+/// A receipt is accepted only when: its envelope has the shape of an app receipt; its signature verifies with the
+/// embedded signer certificate; its payload is a well-formed receipt; the signer chains to one of the pinned
+/// anchors (never to a certificate the receipt brings along, never to the system store) at the receipt's creation
+/// date (or a time the caller gives), every issuer being a CA; and, when the chain ends at one of Apple's roots,
+/// the signer and intermediate carry Apple's receipt-signing marker extensions. A receipt signed by this project
+/// and one signed by Apple go through the same checks; only the anchor differs.
+public struct ReceiptVerifier: Sendable {
+    /// Apple Root CA's receipt-signing leaf marker, 1.2.840.113635.100.6.11.1.
+    public static let appleReceiptSigningMarker = ASN1ObjectIdentifier(arcs: 1, 2, 840, 113_635, 100, 6, 11, 1)
+    /// Apple's WWDR intermediate marker, 1.2.840.113635.100.6.2.1.
+    public static let appleIntermediateMarker = ASN1ObjectIdentifier(arcs: 1, 2, 840, 113_635, 100, 6, 2, 1)
+
+    /// SHA-256 fingerprints of Apple's public roots (Apple Inc. Root, Apple Root CA - G2, - G3).
+    static let appleRootFingerprints: Set<String> = [
+        "B0:B1:73:0E:CB:C7:FF:45:05:14:2C:49:F1:29:5E:6E:DA:6B:CA:ED:7E:2C:68:C5:BE:91:B5:A1:10:01:F0:24",
+        "C2:B9:B0:42:DD:57:83:0E:7D:11:7D:AC:55:AC:8A:E1:94:07:D3:8E:41:D8:8F:32:15:BC:3A:89:04:44:A0:50",
+        "63:34:3A:BF:B8:9A:6A:03:EB:B5:7E:9B:3F:5F:7F:BE:7C:4F:5C:75:6F:30:17:B3:A8:C4:88:C3:65:3E:91:79",
+    ]
+
+    public let anchors: TrustAnchors
+    public let limits: VerificationLimits
+
+    /// - Throws: ``CryptoError`` when no anchor is given.
+    public init(trustAnchors: [Certificate], limits: VerificationLimits = VerificationLimits()) throws(CryptoError) {
+        anchors = try TrustAnchors(trustAnchors)
+        self.limits = limits
+    }
+
+    /// Verifies a receipt given as DER or base64 text.
+    public func verify(
+        _ input: [UInt8],
+        options: VerificationOptions = VerificationOptions()
+    ) throws(ReceiptVerificationError) -> VerifiedReceipt {
+        let envelope = try ReceiptEnvelope(input: input, limits: limits)
+        try envelope.verifySignature()
+        let receipt = try envelope.receipt(limits: limits)
+        let time = options.validationTime ?? receipt.creationDate
+        let chain = try validateChain(envelope, at: time)
+        try check(receipt, against: options)
+        return VerifiedReceipt(receipt: receipt, chain: chain, validationTime: time, digestAlgorithm: envelope.digestAlgorithm)
+    }
+
+    private func validateChain(_ envelope: ReceiptEnvelope, at time: ReceiptDate) throws(ReceiptVerificationError) -> [Certificate] {
+        let chain: [Certificate]
+        switch anchors.validateChain(
+            leaf: envelope.signerCertificate, intermediates: envelope.otherCertificates, at: time.secondsSince1970)
+        {
+        case .success(let validated): chain = validated
+        case .failure(let error):
+            let code: ReceiptVerificationError.Code =
+                switch error.reason {
+                case .untrusted: .untrustedChain
+                case .expired: .certificateExpired
+                case .notYetValid: .certificateNotYetValid
+                case .invalidCertificate: .invalidCertificate
+                case .invalidPurpose: .invalidCertificatePurpose
+                }
+            throw ReceiptVerificationError(code, "certificate chain at \(time.rfc3339): \(error)")
+        }
+        for (depth, certificate) in chain.enumerated().dropFirst() where !certificate.isCertificateAuthority {
+            throw ReceiptVerificationError(
+                .invalidCertificate,
+                "certificate \(depth) (\(certificate.subject)) issues another certificate but is not a CA "
+                    + "(basicConstraints cA is not TRUE)")
+        }
+        if envelope.signerCertificate.keyUsageForbidsSigning {
+            throw ReceiptVerificationError(
+                .invalidCertificatePurpose, "signer certificate's keyUsage does not include digitalSignature")
+        }
+        if let anchor = chain.last, Self.appleRootFingerprints.contains(anchor.sha256Fingerprint) {
+            try checkAppleMarkers(chain)
+        }
+        return chain
+    }
+
+    /// Under Apple's roots any developer certificate chains to the root; only these extensions single out the
+    /// App Store's receipt signer and its WWDR intermediate.
+    private func checkAppleMarkers(_ chain: [Certificate]) throws(ReceiptVerificationError) {
+        guard chain.count == 3 else {
+            throw ReceiptVerificationError(
+                .invalidCertificatePurpose,
+                "a receipt under Apple's root must be signed through exactly one intermediate; this chain has \(chain.count) certificates")
+        }
+        guard chain[0].hasExtension(Self.appleReceiptSigningMarker) else {
+            throw ReceiptVerificationError(
+                .invalidCertificatePurpose,
+                "signer certificate (\(chain[0].subject)) lacks Apple's receipt-signing marker \(Self.appleReceiptSigningMarker)")
+        }
+        guard chain[1].hasExtension(Self.appleIntermediateMarker) else {
+            throw ReceiptVerificationError(
+                .invalidCertificatePurpose,
+                "intermediate certificate (\(chain[1].subject)) lacks Apple's WWDR marker \(Self.appleIntermediateMarker)")
+        }
+    }
+
+    private func check(_ receipt: Receipt, against options: VerificationOptions) throws(ReceiptVerificationError) {
+        if let expected = options.bundleID, receipt.bundleID != expected {
+            throw ReceiptVerificationError(
+                .wrongBundleID, "bundle_id (field 2) is \"\(receipt.bundleID)\", expected \"\(expected)\"")
+        }
+        if let expected = options.applicationVersion, receipt.applicationVersion != expected {
+            let found = receipt.applicationVersion.map { "\"\($0)\"" } ?? "absent"
+            throw ReceiptVerificationError(
+                .wrongAppVersion, "application_version (field 3) is \(found), expected \"\(expected)\"")
+        }
+        if let device = options.deviceIdentifier {
+            guard let input = receipt.deviceBindingInput(for: device), let hash = receipt.sha1Hash else {
+                throw ReceiptVerificationError(
+                    .deviceHashMismatch, "the receipt has no device binding (opaque_value, field 4, and sha1_hash, field 5)")
+            }
+            guard constantTimeEquals(DigestAlgorithm.sha1.hash(input), hash) else {
+                throw ReceiptVerificationError(
+                    .deviceHashMismatch,
+                    "sha1_hash (field 5) is not SHA-1(device \(device) ‖ opaque_value ‖ bundle_id): the receipt belongs to another device")
+            }
+        }
+    }
+}

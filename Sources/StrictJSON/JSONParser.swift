@@ -1,0 +1,247 @@
+extension JSONValue {
+    /// Nesting limit for parsed documents; far above any receipt or catalog.
+    public static let defaultMaximumDepth = 64
+
+    /// Parses one JSON value (RFC 8259, strictly: no comments, no trailing commas, no duplicate keys, no lone
+    /// surrogates) that must fill `text` apart from surrounding whitespace.
+    public init(parsing text: some Collection<UInt8>, maximumDepth: Int = JSONValue.defaultMaximumDepth) throws(JSONError) {
+        let bytes = Array(text)
+        var parser = JSONParser(bytes: bytes, maximumDepth: maximumDepth)
+        guard String(validating: bytes, as: UTF8.self) != nil else { throw parser.error(.invalidUTF8, at: 0) }
+        self = try parser.parseDocument()
+    }
+
+    public init(parsing text: String, maximumDepth: Int = JSONValue.defaultMaximumDepth) throws(JSONError) {
+        try self.init(parsing: text.utf8, maximumDepth: maximumDepth)
+    }
+}
+
+private struct JSONParser {
+    let bytes: [UInt8]
+    let maximumDepth: Int
+    var index = 0
+
+    init(bytes: [UInt8], maximumDepth: Int) {
+        self.bytes = bytes
+        self.maximumDepth = maximumDepth
+    }
+
+    mutating func parseDocument() throws(JSONError) -> JSONValue {
+        let value = try parseValue(depth: 0)
+        skipWhitespace()
+        guard index == bytes.count else { throw error(.trailingData, at: index) }
+        return value
+    }
+
+    func error(_ reason: JSONError.Reason, at offset: Int) -> JSONError {
+        let prefix = bytes[..<min(offset, bytes.count)]
+        let lineStart = (prefix.lastIndex(of: UInt8(ascii: "\n")) ?? -1) + 1
+        let line = prefix.count(where: { $0 == UInt8(ascii: "\n") }) + 1
+        let column = String(decoding: bytes[lineStart..<prefix.endIndex], as: UTF8.self).count + 1
+        return JSONError(reason: reason, line: line, column: column)
+    }
+
+    private func unexpected(at offset: Int) -> JSONError {
+        guard offset < bytes.count else { return error(.unexpectedEnd, at: offset) }
+        var end = offset + 1
+        while end < bytes.count && bytes[end] & 0xC0 == 0x80 { end += 1 }
+        let character = String(decoding: bytes[offset..<end], as: UTF8.self).first ?? "?"
+        return error(.unexpectedCharacter(character), at: offset)
+    }
+
+    private mutating func skipWhitespace() {
+        while index < bytes.count {
+            switch bytes[index] {
+            case 0x20, 0x09, 0x0A, 0x0D: index += 1
+            default: return
+            }
+        }
+    }
+
+    private mutating func expect(_ literal: String) throws(JSONError) {
+        for byte in literal.utf8 {
+            guard index < bytes.count, bytes[index] == byte else { throw unexpected(at: index) }
+            index += 1
+        }
+    }
+
+    private mutating func parseValue(depth: Int) throws(JSONError) -> JSONValue {
+        skipWhitespace()
+        guard index < bytes.count else { throw error(.unexpectedEnd, at: index) }
+        switch bytes[index] {
+        case UInt8(ascii: "{"): return .object(try parseObject(depth: depth + 1))
+        case UInt8(ascii: "["): return .array(try parseArray(depth: depth + 1))
+        case UInt8(ascii: "\""): return .string(try parseString())
+        case UInt8(ascii: "t"):
+            try expect("true")
+            return .bool(true)
+        case UInt8(ascii: "f"):
+            try expect("false")
+            return .bool(false)
+        case UInt8(ascii: "n"):
+            try expect("null")
+            return .null
+        case UInt8(ascii: "-"), UInt8(ascii: "0")...UInt8(ascii: "9"): return .number(try parseNumber())
+        default: throw unexpected(at: index)
+        }
+    }
+
+    private mutating func parseObject(depth: Int) throws(JSONError) -> JSONObject {
+        guard depth <= maximumDepth else { throw error(.nestingTooDeep(limit: maximumDepth), at: index) }
+        index += 1
+        var object = JSONObject()
+        var seen = Set<String>()
+        skipWhitespace()
+        if index < bytes.count && bytes[index] == UInt8(ascii: "}") {
+            index += 1
+            return object
+        }
+        while true {
+            skipWhitespace()
+            guard index < bytes.count, bytes[index] == UInt8(ascii: "\"") else { throw unexpected(at: index) }
+            let keyStart = index
+            let key = try parseString()
+            guard seen.insert(key).inserted else { throw error(.duplicateKey(key), at: keyStart) }
+            skipWhitespace()
+            try expect(":")
+            object[key] = try parseValue(depth: depth)
+            skipWhitespace()
+            guard index < bytes.count else { throw error(.unexpectedEnd, at: index) }
+            if bytes[index] == UInt8(ascii: ",") {
+                index += 1
+            } else if bytes[index] == UInt8(ascii: "}") {
+                index += 1
+                return object
+            } else {
+                throw unexpected(at: index)
+            }
+        }
+    }
+
+    private mutating func parseArray(depth: Int) throws(JSONError) -> [JSONValue] {
+        guard depth <= maximumDepth else { throw error(.nestingTooDeep(limit: maximumDepth), at: index) }
+        index += 1
+        var elements: [JSONValue] = []
+        skipWhitespace()
+        if index < bytes.count && bytes[index] == UInt8(ascii: "]") {
+            index += 1
+            return elements
+        }
+        while true {
+            elements.append(try parseValue(depth: depth))
+            skipWhitespace()
+            guard index < bytes.count else { throw error(.unexpectedEnd, at: index) }
+            if bytes[index] == UInt8(ascii: ",") {
+                index += 1
+            } else if bytes[index] == UInt8(ascii: "]") {
+                index += 1
+                return elements
+            } else {
+                throw unexpected(at: index)
+            }
+        }
+    }
+
+    private mutating func parseNumber() throws(JSONError) -> String {
+        let start = index
+        func isDigit(_ offset: Int) -> Bool {
+            offset < bytes.count && bytes[offset] >= UInt8(ascii: "0") && bytes[offset] <= UInt8(ascii: "9")
+        }
+        if bytes[index] == UInt8(ascii: "-") { index += 1 }
+        guard isDigit(index) else { throw error(.invalidNumber, at: start) }
+        if bytes[index] == UInt8(ascii: "0") {
+            index += 1
+            if isDigit(index) { throw error(.invalidNumber, at: start) }
+        } else {
+            while isDigit(index) { index += 1 }
+        }
+        if index < bytes.count && bytes[index] == UInt8(ascii: ".") {
+            index += 1
+            guard isDigit(index) else { throw error(.invalidNumber, at: start) }
+            while isDigit(index) { index += 1 }
+        }
+        if index < bytes.count && (bytes[index] == UInt8(ascii: "e") || bytes[index] == UInt8(ascii: "E")) {
+            index += 1
+            if index < bytes.count && (bytes[index] == UInt8(ascii: "+") || bytes[index] == UInt8(ascii: "-")) {
+                index += 1
+            }
+            guard isDigit(index) else { throw error(.invalidNumber, at: start) }
+            while isDigit(index) { index += 1 }
+        }
+        return String(decoding: bytes[start..<index], as: UTF8.self)
+    }
+
+    private mutating func parseString() throws(JSONError) -> String {
+        index += 1
+        var scalars = String.UnicodeScalarView()
+        var runStart = index
+        func flushRun(upTo end: Int) {
+            scalars.append(contentsOf: String(decoding: bytes[runStart..<end], as: UTF8.self).unicodeScalars)
+        }
+        while true {
+            guard index < bytes.count else { throw error(.unexpectedEnd, at: index) }
+            let byte = bytes[index]
+            if byte == UInt8(ascii: "\"") {
+                flushRun(upTo: index)
+                index += 1
+                return String(scalars)
+            }
+            if byte < 0x20 { throw error(.controlCharacterInString, at: index) }
+            if byte != UInt8(ascii: "\\") {
+                index += 1
+                continue
+            }
+            flushRun(upTo: index)
+            let escapeStart = index
+            index += 1
+            guard index < bytes.count else { throw error(.unexpectedEnd, at: index) }
+            let escaped = bytes[index]
+            index += 1
+            switch escaped {
+            case UInt8(ascii: "\""): scalars.append("\"")
+            case UInt8(ascii: "\\"): scalars.append("\\")
+            case UInt8(ascii: "/"): scalars.append("/")
+            case UInt8(ascii: "b"): scalars.append("\u{08}")
+            case UInt8(ascii: "f"): scalars.append("\u{0C}")
+            case UInt8(ascii: "n"): scalars.append("\n")
+            case UInt8(ascii: "r"): scalars.append("\r")
+            case UInt8(ascii: "t"): scalars.append("\t")
+            case UInt8(ascii: "u"): scalars.append(try parseUnicodeEscape(escapeStart: escapeStart))
+            default: throw error(.invalidEscape, at: escapeStart)
+            }
+            runStart = index
+        }
+    }
+
+    private mutating func parseHex4(escapeStart: Int) throws(JSONError) -> UInt32 {
+        guard bytes.count - index >= 4 else { throw error(.invalidUnicodeEscape, at: escapeStart) }
+        var value: UInt32 = 0
+        for byte in bytes[index..<(index + 4)] {
+            let digit: UInt8
+            switch byte {
+            case UInt8(ascii: "0")...UInt8(ascii: "9"): digit = byte - UInt8(ascii: "0")
+            case UInt8(ascii: "a")...UInt8(ascii: "f"): digit = byte - UInt8(ascii: "a") + 10
+            case UInt8(ascii: "A")...UInt8(ascii: "F"): digit = byte - UInt8(ascii: "A") + 10
+            default: throw error(.invalidUnicodeEscape, at: escapeStart)
+            }
+            value = value << 4 | UInt32(digit)
+        }
+        index += 4
+        return value
+    }
+
+    private mutating func parseUnicodeEscape(escapeStart: Int) throws(JSONError) -> Unicode.Scalar {
+        let unit = try parseHex4(escapeStart: escapeStart)
+        var value = unit
+        if (0xD800...0xDBFF).contains(unit) {
+            guard bytes.count - index >= 2, bytes[index] == UInt8(ascii: "\\"), bytes[index + 1] == UInt8(ascii: "u")
+            else { throw error(.invalidUnicodeEscape, at: escapeStart) }
+            index += 2
+            let low = try parseHex4(escapeStart: escapeStart)
+            guard (0xDC00...0xDFFF).contains(low) else { throw error(.invalidUnicodeEscape, at: escapeStart) }
+            value = 0x10000 + ((unit - 0xD800) << 10) + (low - 0xDC00)
+        }
+        guard let scalar = Unicode.Scalar(value) else { throw error(.invalidUnicodeEscape, at: escapeStart) }
+        return scalar
+    }
+}

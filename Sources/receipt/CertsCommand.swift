@@ -1,0 +1,72 @@
+import Foundation
+import ReceiptCrypto
+import ReceiptSigner
+
+/// `receipt certs create`: a development chain for signing test receipts.
+enum CertsCommand {
+    static let help = """
+        Usage: receipt certs create DIR [--algorithm rsa|ec]
+
+        Creates a TEST-ONLY chain in DIR (created if needed): root → intermediate → receipt signer, with their
+        private keys (mode 0600). Existing files are never replaced. Never ship these keys or trust this root in
+        production; see certs/README.md for a production chain.
+
+        Files: root-ca.pem root-ca.key intermediate-ca.pem intermediate-ca.key receipt-signer.pem receipt-signer.key
+
+        Options:
+          --algorithm rsa|ec   RSA-2048 (default) or EC P-256 keys.
+        """
+
+    static func run(_ arguments: [String]) throws(CommandFailure) {
+        let parsed = try Arguments(arguments, spec: OptionSpec(valued: ["--algorithm"], maximumPositionals: 2))
+        guard parsed.positionals.first == "create" else { throw .usage("expected 'certs create DIR'") }
+        guard parsed.positionals.count == 2 else { throw .usage("DIR is required") }
+        let directory = parsed.positionals[1]
+        let algorithmName = try parsed.single("--algorithm") ?? "rsa"
+        guard let algorithm = GeneratedKeyAlgorithm(rawValue: algorithmName) else {
+            throw .usage("--algorithm must be rsa or ec, not \"\(algorithmName)\"")
+        }
+        let files: [(name: String, content: String, mode: mode_t)]
+        do {
+            let chain = try DevelopmentChain.create(algorithm: algorithm)
+            files = [
+                ("root-ca.pem", try chain.root.pemEncoded, 0o644),
+                ("root-ca.key", try chain.rootKey.pkcs8PEM, 0o600),
+                ("intermediate-ca.pem", try chain.intermediate.pemEncoded, 0o644),
+                ("intermediate-ca.key", try chain.intermediateKey.pkcs8PEM, 0o600),
+                ("receipt-signer.pem", try chain.signer.pemEncoded, 0o644),
+                ("receipt-signer.key", try chain.signerKey.pkcs8PEM, 0o600),
+            ]
+        } catch {
+            throw .rejected("creating the chain failed: \(error)")
+        }
+        do {
+            try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        } catch {
+            throw .io("cannot create \(directory): \(error.localizedDescription)")
+        }
+        let paths = files.map { URL(fileURLWithPath: directory).appendingPathComponent($0.name).path }
+        if let existing = paths.first(where: { FileManager.default.fileExists(atPath: $0) }) {
+            throw .io("\(existing) already exists; nothing was written (choose an empty directory)")
+        }
+        var written: [String] = []
+        do {
+            for (file, path) in zip(files, paths) {
+                try Files.write(Array(file.content.utf8), to: path, mode: file.mode, replace: false)
+                written.append(path)
+            }
+        } catch {
+            for path in written { unlink(path) }
+            throw error
+        }
+        let summary = """
+            Created a TEST-ONLY \(algorithm == .rsa2048 ? "RSA-2048" : "EC P-256") chain in \(directory):
+              trust anchor:  root-ca.pem (use with: receipt verify --trust \(paths[0]))
+              intermediate:  intermediate-ca.pem
+              signer:        receipt-signer.pem + receipt-signer.key
+            Never ship these keys or trust this root in production.
+
+            """
+        Files.writeStandardOutput(Array(summary.utf8))
+    }
+}

@@ -1,0 +1,57 @@
+/// Dispatches `receipt <command> …` and maps every failure to one exit status and one line on standard error.
+enum CommandLineInterface {
+    static let version = "0.1.0"
+
+    static let usage = """
+        receipt \(version): sign and verify App Store-format receipts
+
+        Usage:
+          receipt verify [FILE|-] --trust ANCHOR [--trust ANCHOR…] [--bundle-id ID] [--app-version V]
+                         [--device-id UUID|MAC] [--at RFC3339] [--json]
+          receipt sign --key KEY.pem --cert LEAF.pem [--chain CA.pem…] [FILE|-] [-o OUT] [--base64]
+          receipt inspect FILE|- [--json]
+          receipt certs create DIR [--algorithm rsa|ec]
+
+        Run 'receipt COMMAND --help' for a command's options.
+        Exit status: 0 success, 1 input rejected (e.g. invalid receipt), 2 usage error, 3 file error.
+        """
+
+    static func run(_ arguments: [String]) -> ExitCode {
+        guard let command = arguments.first else {
+            Files.printError(usage)
+            return .usage
+        }
+        let rest = Array(arguments.dropFirst())
+        do {
+            switch command {
+            case "verify": try help(rest, VerifyCommand.help) ?? VerifyCommand.run(rest)
+            case "sign": try help(rest, SignCommand.help) ?? SignCommand.run(rest)
+            case "inspect": try help(rest, InspectCommand.help) ?? InspectCommand.run(rest)
+            case "certs": try help(rest, CertsCommand.help) ?? CertsCommand.run(rest)
+            case "--help", "-h", "help":
+                Files.writeStandardOutput(Array((usage + "\n").utf8))
+            case "--version":
+                Files.writeStandardOutput(Array("receipt \(version)\n".utf8))
+            default:
+                throw CommandFailure.usage("unknown command \"\(command)\"\n\n\(usage)")
+            }
+            return .success
+        } catch let failure as CommandFailure {
+            Files.printError("receipt \(command): \(failure.message)")
+            if failure.exitCode == .usage && command != "--help" {
+                Files.printError("Run 'receipt \(command) --help' for usage.")
+            }
+            return failure.exitCode
+        } catch {
+            Files.printError("receipt \(command): \(error)")
+            return .rejected
+        }
+    }
+
+    /// Prints `text` and returns `()` when `--help`/`-h` is among the arguments; nil otherwise.
+    private static func help(_ arguments: [String], _ text: String) -> Void? {
+        guard arguments.contains("--help") || arguments.contains("-h") else { return nil }
+        Files.writeStandardOutput(Array((text + "\n").utf8))
+        return ()
+    }
+}

@@ -1,0 +1,79 @@
+import ReceiptModel
+import ReceiptVerifier
+import StrictJSON
+
+/// `receipt verify`: exit 0 only when the receipt is valid.
+enum VerifyCommand {
+    static let help = """
+        Usage: receipt verify [FILE|-] --trust ANCHOR [options]
+
+        Verifies an app receipt (DER or base64; standard input when FILE is - or absent): its signature, its
+        chain to a pinned anchor at the receipt's creation date, its payload, and what you ask to check.
+
+        Options:
+          --trust FILE        A trust anchor (PEM or DER certificate; repeatable, at least one). Apple's root
+                              is certs/apple/AppleIncRootCertificate.cer.
+          --bundle-id ID      Require this bundle id.
+          --app-version V     Require this application version.
+          --device-id ID      Require the receipt to be bound to this device: a UUID (iOS) or MAC address (macOS).
+          --at RFC3339        Check certificates at this time instead of the receipt's creation date.
+          --json              Print one JSON object: {"valid":…,"status":…,"receipt"|"error":…}.
+
+        Exit status: 0 valid, 1 invalid, 2 usage error, 3 file error.
+        """
+
+    static func run(_ arguments: [String]) throws(CommandFailure) {
+        let parsed = try Arguments(
+            arguments,
+            spec: OptionSpec(
+                valued: ["--trust", "--bundle-id", "--app-version", "--device-id", "--at"], flags: ["--json"],
+                maximumPositionals: 1))
+        var options = VerificationOptions()
+        options.bundleID = try parsed.single("--bundle-id")
+        options.applicationVersion = try parsed.single("--app-version")
+        if let text = try parsed.single("--device-id") {
+            guard let device = DeviceIdentifier(text) else {
+                throw .usage("--device-id \"\(text)\" is neither a UUID nor a MAC address (e.g. 6c:40:08:b5:94:5e)")
+            }
+            options.deviceIdentifier = device
+        }
+        if let text = try parsed.single("--at") {
+            guard let time = ReceiptDate(rfc3339: text) else {
+                throw .usage("--at \"\(text)\" is not an RFC 3339 time (e.g. 2024-06-05T12:00:00Z)")
+            }
+            options.validationTime = time
+        }
+        let verifier: ReceiptVerifier
+        do {
+            verifier = try ReceiptVerifier(trustAnchors: try Anchors.load(parsed.all("--trust")))
+        } catch let failure as CommandFailure {
+            throw failure
+        } catch {
+            throw .usage("\(error)")
+        }
+        let path = parsed.positionals.first ?? "-"
+        let input = try Files.read(path, limit: verifier.limits.maximumInputSize)
+        let json = parsed.flag("--json")
+        do {
+            let verified = try verifier.verify(input, options: options)
+            if json {
+                let output = JSONObject([
+                    "valid": .bool(true), "status": .integer(0), "receipt": .object(verified.receipt.verifyReceiptJSON),
+                ])
+                Files.writeStandardOutput(Array((JSONValue.object(output).serialized() + "\n").utf8))
+            } else {
+                Files.writeStandardOutput(Array(HumanReadable.summary(of: verified).utf8))
+            }
+        } catch {
+            if json {
+                let output = JSONObject([
+                    "valid": .bool(false), "status": .integer(error.status),
+                    "error": .object(JSONObject(["code": .string(error.code.rawValue), "message": .string(error.message)])),
+                ])
+                Files.writeStandardOutput(Array((JSONValue.object(output).serialized() + "\n").utf8))
+                throw CommandFailure(exitCode: .rejected, message: "\(path): invalid: \(error)")
+            }
+            throw .rejected("\(path): invalid: \(error)")
+        }
+    }
+}

@@ -1,0 +1,3 @@
+import Foundation
+
+exit(CommandLineInterface.run(Array(CommandLine.arguments.dropFirst())).rawValue)
