@@ -14,7 +14,8 @@ public struct CMSAlgorithmIdentifier: Hashable, Sendable {
 
 /// `SignerIdentifier ::= CHOICE { issuerAndSerialNumber IssuerAndSerialNumber, subjectKeyIdentifier [0] … }`
 public enum CMSSignerIdentifier: Hashable, Sendable {
-    /// The issuer's encoded `Name` (whole TLV) and the serial number's INTEGER content octets.
+    /// The issuer's `Name` (whole TLV, with any BER lengths made definite) and the serial number's INTEGER content
+    /// octets.
     case issuerAndSerialNumber(issuer: ArraySlice<UInt8>, serialNumber: ArraySlice<UInt8>)
     /// The signer certificate's subject key identifier octets.
     case subjectKeyIdentifier(ArraySlice<UInt8>)
@@ -159,11 +160,14 @@ public struct CMSSignedData: Sendable {
         var signer = try reader.readSequence()
         let version: Int = try signer.readInteger()
         let identifier: CMSSignerIdentifier
-        if let keyIdentifier = try signer.readOptionalNode(.contextSpecific(0, constructed: false)) {
-            identifier = .subjectKeyIdentifier(keyIdentifier.content)
+        let keyIdentifierTag = ASN1Tag.contextSpecific(0, constructed: false)
+        if let keyIdentifier = try signer.readOptionalNode(keyIdentifierTag)
+            ?? signer.readOptionalNode(keyIdentifierTag.toggledForm)
+        {
+            identifier = .subjectKeyIdentifier(try keyIdentifier.octetStringBytes(implicitTag: keyIdentifierTag))
         } else {
             var issuerAndSerial = try signer.readSequence()
-            let issuer = try issuerAndSerial.readNode(expecting: .sequence).encoded
+            let issuer = try issuerAndSerial.readNode(expecting: .sequence).definiteLengthEncoding()
             let serial = try issuerAndSerial.readIntegerBytes()
             try issuerAndSerial.finish()
             identifier = .issuerAndSerialNumber(issuer: issuer, serialNumber: serial)
@@ -174,7 +178,7 @@ public struct CMSSignedData: Sendable {
             signedAttributes = try readSignedAttributes(node, location: location + ".signedAttrs")
         }
         let signatureAlgorithm = try readAlgorithm(&signer)
-        let signature = try signer.readNode(expecting: .octetString).content
+        let signature = try signer.readOctetString()
         _ = try signer.readOptionalNode(.contextSpecific(1, constructed: true))
         try signer.finish()
         return CMSSignerInfo(

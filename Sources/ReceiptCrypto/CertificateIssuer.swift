@@ -1,4 +1,5 @@
 internal import CReceiptOpenSSL
+import ReceiptDER
 
 /// What a new certificate is for; each role gets the extensions that role needs.
 public enum CertificateRole: Sendable {
@@ -8,6 +9,9 @@ public enum CertificateRole: Sendable {
     case intermediate
     /// An end-entity signing certificate: `CA:FALSE`, digitalSignature only.
     case signer
+    /// A self-signed certificate that signs receipts itself, like Xcode's StoreKit test certificate:
+    /// `CA:TRUE`, digitalSignature and keyCertSign.
+    case selfSignedSigner
 }
 
 /// Issues X.509 v3 certificates (SHA-256 signatures, random 127-bit serial numbers).
@@ -17,6 +21,8 @@ public enum CertificateIssuer {
     /// - Parameters:
     ///   - issuer: the issuing certificate and its key; nil for a self-signed root.
     ///   - notBefore, notAfter: the validity period in seconds since 1970.
+    ///   - markers: extra non-critical extensions whose value is NULL, such as Apple's marker extensions that
+    ///     single out receipt-signing certificates.
     public static func issue(
         commonName: String,
         organization: String,
@@ -24,7 +30,8 @@ public enum CertificateIssuer {
         subjectKey: PrivateKey,
         issuer: (certificate: Certificate, key: PrivateKey)?,
         notBefore: Int64,
-        notAfter: Int64
+        notAfter: Int64,
+        markers: [ASN1ObjectIdentifier] = []
     ) throws(CryptoError) -> Certificate {
         clearOpenSSLErrors()
         guard let certificate = X509_new() else { throw CryptoError(.operationFailed("allocating a certificate")) }
@@ -48,6 +55,8 @@ public enum CertificateIssuer {
             case .intermediate:
                 [(NID_basic_constraints, "critical,CA:TRUE,pathlen:0"), (NID_key_usage, "critical,keyCertSign,cRLSign")]
             case .signer: [(NID_basic_constraints, "critical,CA:FALSE"), (NID_key_usage, "critical,digitalSignature")]
+            case .selfSignedSigner:
+                [(NID_basic_constraints, "critical,CA:TRUE"), (NID_key_usage, "critical,digitalSignature,keyCertSign")]
             }
         for (nid, value) in extensions + [(NID_subject_key_identifier, "hash"), (NID_authority_key_identifier, "keyid:always")] {
             guard let extensionPointer = X509V3_EXT_conf_nid(nil, &context, nid, value) else {
@@ -58,11 +67,30 @@ public enum CertificateIssuer {
                 throw CryptoError(.operationFailed("adding extension \(value)"))
             }
         }
+        for marker in markers { try addMarker(marker, to: certificate) }
         let signingKey = issuer?.key ?? subjectKey
         guard X509_sign(certificate, signingKey.pointer, DigestAlgorithm.sha256.implementation) > 0 else {
             throw CryptoError(.operationFailed("signing the certificate"))
         }
         return try wrapped.release()
+    }
+
+    /// Adds a non-critical extension `marker` whose value is the DER NULL.
+    private static func addMarker(_ marker: ASN1ObjectIdentifier, to certificate: OpaquePointer) throws(CryptoError) {
+        guard let object = OBJ_txt2obj(marker.description, 1) else {
+            throw CryptoError(.operationFailed("encoding extension identifier \(marker)"))
+        }
+        defer { ASN1_OBJECT_free(object) }
+        guard let value = ASN1_OCTET_STRING_new() else { throw CryptoError(.operationFailed("allocating an extension")) }
+        defer { ASN1_OCTET_STRING_free(value) }
+        let null: [UInt8] = [0x05, 0x00]
+        guard ASN1_OCTET_STRING_set(value, null, Int32(null.count)) == 1,
+            let extensionPointer = X509_EXTENSION_create_by_OBJ(nil, object, 0, value)
+        else { throw CryptoError(.operationFailed("building extension \(marker)")) }
+        defer { X509_EXTENSION_free(extensionPointer) }
+        guard X509_add_ext(certificate, extensionPointer, -1) == 1 else {
+            throw CryptoError(.operationFailed("adding extension \(marker)"))
+        }
     }
 
     private static func setRandomSerialNumber(_ certificate: OpaquePointer) throws(CryptoError) {

@@ -84,12 +84,13 @@ extension ASN1Node {
         return identifier
     }
 
-    /// The octets of an OCTET STRING. A primitive string is returned without copying; a BER constructed string is
-    /// the concatenation of its chunks (which may themselves be constructed, up to the depth limit).
-    public func octetStringBytes() throws(DERError) -> ArraySlice<UInt8> {
-        if tag == .octetString { return content }
-        guard tag == ASN1Tag.octetString.toggledForm else {
-            throw DERError(.unexpectedTag(expected: .octetString, found: tag), at: offset)
+    /// The octets of an OCTET STRING, or of a string implicitly tagged `implicitTag` (given in its primitive
+    /// form). A primitive string is returned without copying; a BER constructed string is the concatenation of its
+    /// chunks (which may themselves be constructed, up to the depth limit).
+    public func octetStringBytes(implicitTag: ASN1Tag = .octetString) throws(DERError) -> ArraySlice<UInt8> {
+        if tag == implicitTag { return content }
+        guard tag == implicitTag.toggledForm else {
+            throw DERError(.unexpectedTag(expected: implicitTag, found: tag), at: offset)
         }
         guard rules == .ber else { throw DERError(.constructedStringNotAllowed, at: offset) }
         var joined: [UInt8] = []

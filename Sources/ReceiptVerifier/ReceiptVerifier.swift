@@ -57,13 +57,27 @@ public struct ReceiptVerifier: Sendable {
         "63:34:3A:BF:B8:9A:6A:03:EB:B5:7E:9B:3F:5F:7F:BE:7C:4F:5C:75:6F:30:17:B3:A8:C4:88:C3:65:3E:91:79",
     ]
 
+    /// When to require Apple's marker extensions on the signer and intermediate.
+    public enum MarkerPolicy: Hashable, Sendable {
+        /// When the chain ends at one of Apple's roots (the default; other anchors are not Apple's to mark).
+        case underAppleRoots
+        /// Under every anchor, for chains made to look like Apple's (test chains for clients of Apple's libraries).
+        case always
+    }
+
     public let anchors: TrustAnchors
     public let limits: VerificationLimits
+    public let markerPolicy: MarkerPolicy
 
     /// - Throws: ``CryptoError`` when no anchor is given.
-    public init(trustAnchors: [Certificate], limits: VerificationLimits = VerificationLimits()) throws(CryptoError) {
+    public init(
+        trustAnchors: [Certificate],
+        limits: VerificationLimits = VerificationLimits(),
+        markerPolicy: MarkerPolicy = .underAppleRoots
+    ) throws(CryptoError) {
         anchors = try TrustAnchors(trustAnchors)
         self.limits = limits
+        self.markerPolicy = markerPolicy
     }
 
     /// Verifies a receipt given as DER or base64 text.
@@ -107,19 +121,21 @@ public struct ReceiptVerifier: Sendable {
             throw ReceiptVerificationError(
                 .invalidCertificatePurpose, "signer certificate's keyUsage does not include digitalSignature")
         }
-        if let anchor = chain.last, Self.appleRootFingerprints.contains(anchor.sha256Fingerprint) {
+        let underAppleRoot = chain.last.map { Self.appleRootFingerprints.contains($0.sha256Fingerprint) } ?? false
+        if underAppleRoot || markerPolicy == .always {
             try checkAppleMarkers(chain)
         }
         return chain
     }
 
     /// Under Apple's roots any developer certificate chains to the root; only these extensions single out the
-    /// App Store's receipt signer and its WWDR intermediate.
+    /// App Store's receipt signer and its WWDR intermediate, which must be the only certificate in between.
     private func checkAppleMarkers(_ chain: [Certificate]) throws(ReceiptVerificationError) {
         guard chain.count == 3 else {
             throw ReceiptVerificationError(
                 .invalidCertificatePurpose,
-                "a receipt under Apple's root must be signed through exactly one intermediate; this chain has \(chain.count) certificates")
+                "the signer must chain to the root through exactly one (WWDR) intermediate; this chain has "
+                    + "\(chain.count) certificates")
         }
         guard chain[0].hasExtension(Self.appleReceiptSigningMarker) else {
             throw ReceiptVerificationError(
