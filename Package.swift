@@ -5,7 +5,9 @@ let package = Package(
     name: "openreceipt",
     products: [
         .library(name: "ReceiptDER", targets: ["ReceiptDER"]),
+        .library(name: "StrictJSON", targets: ["StrictJSON"]),
         .library(name: "ReceiptModel", targets: ["ReceiptModel"]),
+        .library(name: "ReceiptCrypto", targets: ["ReceiptCrypto"]),
         .library(name: "ReceiptSigner", targets: ["ReceiptSigner"]),
         .library(name: "ReceiptVerifier", targets: ["ReceiptVerifier"]),
         .executable(name: "receipt", targets: ["receipt"]),
@@ -27,7 +29,9 @@ let package = Package(
         .target(name: "ReceiptCMS", dependencies: ["ReceiptDER"]),
         .target(name: "ReceiptModel", dependencies: ["ReceiptDER", "StrictJSON"]),
         .target(name: "ReceiptCrypto", dependencies: ["CReceiptOpenSSL", "CReceiptShims", "ReceiptDER"]),
-        .target(name: "ReceiptSigner", dependencies: ["ReceiptCMS", "ReceiptCrypto", "ReceiptDER", "ReceiptModel", "StrictJSON"]),
+        .target(
+            name: "ReceiptSigner",
+            dependencies: ["ReceiptCMS", "ReceiptCrypto", "ReceiptDER", "ReceiptModel", "StrictJSON"]),
         .target(name: "ReceiptVerifier", dependencies: ["ReceiptCMS", "ReceiptCrypto", "ReceiptDER", "ReceiptModel"]),
         .executableTarget(
             name: "receipt",
@@ -39,10 +43,11 @@ let package = Package(
         .testTarget(
             name: "ReceiptVerifierTests",
             dependencies: [
-                "ReceiptVerifier", "ReceiptSigner", "ReceiptCrypto", "ReceiptModel", "ReceiptCMS", "ReceiptDER", "StrictJSON",
+                "ReceiptVerifier", "ReceiptSigner", "ReceiptCrypto", "ReceiptModel", "ReceiptCMS", "ReceiptDER",
+                "StrictJSON",
             ],
             resources: [.copy("Vectors")]
         ),
-        .testTarget(name: "ReceiptCLITests", dependencies: ["receipt"]),
+        .testTarget(name: "ReceiptCLITests", dependencies: ["receipt", "ReceiptVerifier"]),
     ]
 )

@@ -72,12 +72,15 @@ public struct CMSSignedData: Sendable {
     public let hasIndefiniteLengthEnvelope: Bool
 
     /// Reads one ContentInfo that must fill `bytes` entirely.
-    public init(berEncoded bytes: ArraySlice<UInt8>, maximumDepth: Int = ASN1Reader.defaultMaximumDepth) throws(CMSError) {
+    public init(berEncoded bytes: ArraySlice<UInt8>, maximumDepth: Int = ASN1Reader.defaultMaximumDepth)
+        throws(CMSError)
+    {
         var location = "ContentInfo"
         do {
             let contentInfoNode = try ASN1Node.parse(bytes, rules: .ber, maximumDepth: maximumDepth)
             guard contentInfoNode.tag == .sequence else {
-                throw DERError(.unexpectedTag(expected: .sequence, found: contentInfoNode.tag), at: contentInfoNode.offset)
+                throw DERError(
+                    .unexpectedTag(expected: .sequence, found: contentInfoNode.tag), at: contentInfoNode.offset)
             }
             hasIndefiniteLengthEnvelope = contentInfoNode.isIndefiniteLength
             var contentInfo = try contentInfoNode.children()
@@ -117,7 +120,8 @@ public struct CMSSignedData: Sendable {
                     location = "SignedData.certificates[\(certificateList.count)]"
                     let certificate = try choices.readNode()
                     guard certificate.tag == .sequence else {
-                        throw CMSError(.invalid("only X.509 certificates are supported, found \(certificate.tag)"), at: location)
+                        throw CMSError(
+                            .invalid("only X.509 certificates are supported, found \(certificate.tag)"), at: location)
                     }
                     guard !certificate.isIndefiniteLength else {
                         throw CMSError(.invalid("a certificate must be DER (definite lengths)"), at: location)

@@ -47,7 +47,10 @@ public final class Certificate: @unchecked Sendable, Hashable, CustomStringConve
 
     /// Every certificate in `bytes`: one or more PEM `CERTIFICATE` blocks, or a single DER certificate.
     public static func load(pemOrDER bytes: [UInt8]) throws(CryptoError) -> [Certificate] {
-        guard bytes.starts(with: Array("-----BEGIN".utf8)) || String(decoding: bytes, as: UTF8.self).contains("-----BEGIN CERTIFICATE-----") else {
+        guard
+            bytes.starts(with: Array("-----BEGIN".utf8))
+                || String(decoding: bytes, as: UTF8.self).contains("-----BEGIN CERTIFICATE-----")
+        else {
             return [try Certificate(derEncoded: bytes)]
         }
         clearOpenSSLErrors()
@@ -84,7 +87,8 @@ public final class Certificate: @unchecked Sendable, Hashable, CustomStringConve
     public var commonName: String {
         guard let name = X509_get_subject_name(pointer) else { return subject }
         let index = X509_NAME_get_index_by_NID(name, NID_commonName, -1)
-        guard index >= 0, let entry = X509_NAME_get_entry(name, index), let data = X509_NAME_ENTRY_get_data(entry) else {
+        guard index >= 0, let entry = X509_NAME_get_entry(name, index), let data = X509_NAME_ENTRY_get_data(entry)
+        else {
             return subject
         }
         var utf8: UnsafeMutablePointer<UInt8>?
@@ -156,7 +160,8 @@ public final class Certificate: @unchecked Sendable, Hashable, CustomStringConve
 
     /// The encoded issuer `Name` and the serial number's INTEGER content octets, read from the DER bytes:
     /// `TBSCertificate ::= SEQUENCE { [0] version OPTIONAL, serialNumber, signature, issuer, … }`.
-    public func issuerAndSerialNumber() throws(DERError) -> (issuer: ArraySlice<UInt8>, serialNumber: ArraySlice<UInt8>) {
+    public func issuerAndSerialNumber() throws(DERError) -> (issuer: ArraySlice<UInt8>, serialNumber: ArraySlice<UInt8>)
+    {
         var certificate = try ASN1Node.parse(derEncoded, rules: .der).children()
         var tbs = try certificate.readSequence()
         _ = try tbs.readOptionalNode(.contextSpecific(0, constructed: true))

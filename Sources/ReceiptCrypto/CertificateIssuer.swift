@@ -40,7 +40,8 @@ public enum CertificateIssuer {
         guard X509_set_version(certificate, 2) == 1 else { throw CryptoError(.operationFailed("setting the version")) }
         try setRandomSerialNumber(certificate)
         try setSubject(certificate, commonName: commonName, organization: organization)
-        let issuerName = issuer.map { X509_get_subject_name($0.certificate.pointer) } ?? X509_get_subject_name(certificate)
+        let issuerName =
+            issuer.map { X509_get_subject_name($0.certificate.pointer) } ?? X509_get_subject_name(certificate)
         guard X509_set_issuer_name(certificate, issuerName) == 1,
             ASN1_TIME_set(X509_getm_notBefore(certificate), time_t(notBefore)) != nil,
             ASN1_TIME_set(X509_getm_notAfter(certificate), time_t(notAfter)) != nil,
@@ -53,12 +54,17 @@ public enum CertificateIssuer {
             switch role {
             case .root: [(NID_basic_constraints, "critical,CA:TRUE"), (NID_key_usage, "critical,keyCertSign,cRLSign")]
             case .intermediate:
-                [(NID_basic_constraints, "critical,CA:TRUE,pathlen:0"), (NID_key_usage, "critical,keyCertSign,cRLSign")]
+                [
+                    (NID_basic_constraints, "critical,CA:TRUE,pathlen:0"),
+                    (NID_key_usage, "critical,keyCertSign,cRLSign"),
+                ]
             case .signer: [(NID_basic_constraints, "critical,CA:FALSE"), (NID_key_usage, "critical,digitalSignature")]
             case .selfSignedSigner:
                 [(NID_basic_constraints, "critical,CA:TRUE"), (NID_key_usage, "critical,digitalSignature,keyCertSign")]
             }
-        for (nid, value) in extensions + [(NID_subject_key_identifier, "hash"), (NID_authority_key_identifier, "keyid:always")] {
+        for (nid, value) in extensions + [
+            (NID_subject_key_identifier, "hash"), (NID_authority_key_identifier, "keyid:always"),
+        ] {
             guard let extensionPointer = X509V3_EXT_conf_nid(nil, &context, nid, value) else {
                 throw CryptoError(.operationFailed("building extension \(value)"))
             }
@@ -81,7 +87,9 @@ public enum CertificateIssuer {
             throw CryptoError(.operationFailed("encoding extension identifier \(marker)"))
         }
         defer { ASN1_OBJECT_free(object) }
-        guard let value = ASN1_OCTET_STRING_new() else { throw CryptoError(.operationFailed("allocating an extension")) }
+        guard let value = ASN1_OCTET_STRING_new() else {
+            throw CryptoError(.operationFailed("allocating an extension"))
+        }
         defer { ASN1_OCTET_STRING_free(value) }
         let null: [UInt8] = [0x05, 0x00]
         guard ASN1_OCTET_STRING_set(value, null, Int32(null.count)) == 1,
@@ -101,7 +109,9 @@ public enum CertificateIssuer {
         else { throw CryptoError(.operationFailed("choosing a serial number")) }
     }
 
-    private static func setSubject(_ certificate: OpaquePointer, commonName: String, organization: String) throws(CryptoError) {
+    private static func setSubject(_ certificate: OpaquePointer, commonName: String, organization: String)
+        throws(CryptoError)
+    {
         guard let name = X509_NAME_new() else { throw CryptoError(.operationFailed("allocating a name")) }
         defer { X509_NAME_free(name) }
         for (field, value) in [("O", organization), ("CN", commonName)] {
@@ -110,7 +120,9 @@ public enum CertificateIssuer {
                 throw CryptoError(.operationFailed("setting \(field)=\(value)"))
             }
         }
-        guard X509_set_subject_name(certificate, name) == 1 else { throw CryptoError(.operationFailed("setting the subject")) }
+        guard X509_set_subject_name(certificate, name) == 1 else {
+            throw CryptoError(.operationFailed("setting the subject"))
+        }
     }
 }
 

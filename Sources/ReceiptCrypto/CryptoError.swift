@@ -31,7 +31,8 @@ public struct CryptoError: Error, Hashable, Sendable, CustomStringConvertible {
         switch reason {
         case .invalidCertificate: what = "not a valid X.509 certificate"
         case .invalidPrivateKey: what = "not a valid private key (PKCS#8, PKCS#1 RSA or SEC1 EC, PEM or DER)"
-        case .encryptedPrivateKey: what = "the private key is encrypted; decrypt it first (openssl pkey -in KEY -out PLAIN)"
+        case .encryptedPrivateKey:
+            what = "the private key is encrypted; decrypt it first (openssl pkey -in KEY -out PLAIN)"
         case .unsupportedKey: what = "unsupported key: use RSA (2048 bits or more) or EC P-256"
         case .keyDoesNotMatchCertificate: what = "the private key does not match the certificate's public key"
         case .operationFailed(let operation): what = "\(operation) failed"

@@ -43,7 +43,9 @@ public func constantTimeEquals(_ lhs: some Collection<UInt8>, _ rhs: some Collec
     let right = Array(rhs)
     guard left.count == right.count else { return false }
     if left.isEmpty { return true }
-    return left.withUnsafeBytes { a in right.withUnsafeBytes { b in CRYPTO_memcmp(a.baseAddress, b.baseAddress, a.count) } } == 0
+    return left.withUnsafeBytes { a in
+        right.withUnsafeBytes { b in CRYPTO_memcmp(a.baseAddress, b.baseAddress, a.count) }
+    } == 0
 }
 
 /// `count` bytes from OpenSSL's cryptographically secure generator.

@@ -188,6 +188,7 @@ public enum GeneratedKeyAlgorithm: String, Hashable, Sendable, CaseIterable {
 }
 
 /// A passphrase callback that supplies none, so OpenSSL fails instead of prompting on the terminal.
-private let refusePassphrase: @convention(c) (UnsafeMutablePointer<CChar>?, Int32, Int32, UnsafeMutableRawPointer?) -> Int32 = {
-    _, _, _, _ in 0
-}
+private let refusePassphrase:
+    @convention(c) (UnsafeMutablePointer<CChar>?, Int32, Int32, UnsafeMutableRawPointer?) -> Int32 = {
+        _, _, _, _ in 0
+    }

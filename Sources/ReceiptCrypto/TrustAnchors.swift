@@ -43,7 +43,9 @@ public final class TrustAnchors: @unchecked Sendable {
     /// - Throws: ``CryptoError`` when `certificates` is empty or OpenSSL cannot build the store.
     public init(_ certificates: [Certificate]) throws(CryptoError) {
         guard !certificates.isEmpty else { throw CryptoError(.operationFailed("pinning trust anchors: none given")) }
-        guard let store = X509_STORE_new() else { throw CryptoError(.operationFailed("allocating a certificate store")) }
+        guard let store = X509_STORE_new() else {
+            throw CryptoError(.operationFailed("allocating a certificate store"))
+        }
         for certificate in certificates where X509_STORE_add_cert(store, certificate.pointer) != 1 {
             // Adding the same certificate twice is reported as an error but leaves the store correct.
             clearOpenSSLErrors()
@@ -73,7 +75,8 @@ public final class TrustAnchors: @unchecked Sendable {
         }
         for certificate in intermediates { _ = receipt_sk_X509_push(untrusted, certificate.pointer) }
         guard X509_STORE_CTX_init(context, store, leaf.pointer, untrusted) == 1 else {
-            return .failure(ChainValidationError(reason: .untrusted, detail: drainOpenSSLErrors(), depth: 0, subject: ""))
+            return .failure(
+                ChainValidationError(reason: .untrusted, detail: drainOpenSSLErrors(), depth: 0, subject: ""))
         }
         X509_STORE_CTX_set_time(context, 0, time_t(time))
         X509_VERIFY_PARAM_set_depth(X509_STORE_CTX_get0_param(context), Int32(Self.maximumChainLength))
@@ -91,7 +94,8 @@ public final class TrustAnchors: @unchecked Sendable {
                     depth: Int(X509_STORE_CTX_get_error_depth(context)), subject: subject ?? ""))
         }
         guard let chain = X509_STORE_CTX_get1_chain(context) else {
-            return .failure(ChainValidationError(reason: .untrusted, detail: "no chain was built", depth: 0, subject: ""))
+            return .failure(
+                ChainValidationError(reason: .untrusted, detail: "no chain was built", depth: 0, subject: ""))
         }
         defer { receipt_sk_X509_pop_free(chain) }
         var certificates: [Certificate] = []
@@ -99,7 +103,9 @@ public final class TrustAnchors: @unchecked Sendable {
             guard let certificate = receipt_sk_X509_value(chain, index), X509_up_ref(certificate) == 1,
                 let owned = try? Certificate(owning: certificate)
             else {
-                return .failure(ChainValidationError(reason: .invalidCertificate, detail: "undecodable chain", depth: Int(index), subject: ""))
+                return .failure(
+                    ChainValidationError(
+                        reason: .invalidCertificate, detail: "undecodable chain", depth: Int(index), subject: ""))
             }
             certificates.append(owned)
         }

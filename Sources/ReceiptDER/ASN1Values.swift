@@ -65,7 +65,9 @@ extension ASN1Node {
         let negative = bytes[bytes.startIndex] & 0x80 != 0
         if negative && !T.isSigned { throw DERError(.integerOutOfRange, at: offset) }
         var magnitude = bytes
-        if !negative && magnitude.count > 1 && magnitude[magnitude.startIndex] == 0 { magnitude = magnitude.dropFirst() }
+        if !negative && magnitude.count > 1 && magnitude[magnitude.startIndex] == 0 {
+            magnitude = magnitude.dropFirst()
+        }
         guard magnitude.count <= T.bitWidth / 8 else { throw DERError(.integerOutOfRange, at: offset) }
         var value: T = negative ? ~0 : 0
         for byte in magnitude {

@@ -20,7 +20,9 @@ public enum Base64 {
         public var description: String {
             switch reason {
             case .invalidCharacter(let byte):
-                let shown = (0x21...0x7E).contains(byte) ? "'\(Character(Unicode.Scalar(byte)))'" : "byte 0x\(String(byte, radix: 16, uppercase: true))"
+                let shown =
+                    (0x21...0x7E).contains(byte)
+                    ? "'\(Character(Unicode.Scalar(byte)))'" : "byte 0x\(String(byte, radix: 16, uppercase: true))"
                 return "\(shown) at offset \(offset) is not in the base64 alphabet"
             case .invalidLength: return "base64 text length (without whitespace) is not a multiple of 4"
             case .misplacedPadding: return "'=' padding at offset \(offset) is not at the end"
@@ -45,7 +47,8 @@ public enum Base64 {
         var index = 0
         while index < input.count {
             let remaining = input.count - index
-            let chunk = UInt32(input[index]) << 16 | (remaining > 1 ? UInt32(input[index + 1]) << 8 : 0)
+            let chunk =
+                UInt32(input[index]) << 16 | (remaining > 1 ? UInt32(input[index + 1]) << 8 : 0)
                 | (remaining > 2 ? UInt32(input[index + 2]) : 0)
             output.append(alphabet[Int(chunk >> 18 & 0x3F)])
             output.append(alphabet[Int(chunk >> 12 & 0x3F)])
@@ -91,7 +94,8 @@ public enum Base64 {
         output.reserveCapacity(sextets.count * 3 / 4)
         var index = 0
         while index + 4 <= sextets.count {
-            let chunk = UInt32(sextets[index]) << 18 | UInt32(sextets[index + 1]) << 12
+            let chunk =
+                UInt32(sextets[index]) << 18 | UInt32(sextets[index + 1]) << 12
                 | UInt32(sextets[index + 2]) << 6 | UInt32(sextets[index + 3])
             output.append(UInt8(chunk >> 16 & 0xFF))
             output.append(UInt8(chunk >> 8 & 0xFF))
@@ -100,10 +104,14 @@ public enum Base64 {
         }
         let tail = sextets.count - index
         if tail == 2 {
-            guard sextets[index + 1] & 0x0F == 0 else { throw DecodingError(reason: .nonCanonical, offset: paddingStart) }
+            guard sextets[index + 1] & 0x0F == 0 else {
+                throw DecodingError(reason: .nonCanonical, offset: paddingStart)
+            }
             output.append(sextets[index] << 2 | sextets[index + 1] >> 4)
         } else if tail == 3 {
-            guard sextets[index + 2] & 0x03 == 0 else { throw DecodingError(reason: .nonCanonical, offset: paddingStart) }
+            guard sextets[index + 2] & 0x03 == 0 else {
+                throw DecodingError(reason: .nonCanonical, offset: paddingStart)
+            }
             output.append(sextets[index] << 2 | sextets[index + 1] >> 4)
             output.append((sextets[index + 1] & 0x0F) << 4 | sextets[index + 2] >> 2)
         }

@@ -13,7 +13,8 @@ extension Receipt {
         var unknown: [ReceiptAttribute] = []
         try forEachAttribute(in: payload, location: nil) { (attribute) throws(ReceiptPayloadError) in
             guard let field = ReceiptField(rawValue: attribute.type) else {
-                unknown.append(ReceiptAttribute(type: attribute.type, version: attribute.version, value: Array(attribute.value)))
+                unknown.append(
+                    ReceiptAttribute(type: attribute.type, version: attribute.version, value: Array(attribute.value)))
                 return
             }
             if field == .inAppPurchase {
@@ -49,7 +50,8 @@ extension InAppPurchase {
         var unknown: [ReceiptAttribute] = []
         try forEachAttribute(in: payload, location: location) { (attribute) throws(ReceiptPayloadError) in
             guard let field = InAppPurchaseField(rawValue: attribute.type) else {
-                unknown.append(ReceiptAttribute(type: attribute.type, version: attribute.version, value: Array(attribute.value)))
+                unknown.append(
+                    ReceiptAttribute(type: attribute.type, version: attribute.version, value: Array(attribute.value)))
                 return
             }
             let fieldLocation = "\(location).\(field.name) (field \(field.rawValue))"
@@ -155,7 +157,8 @@ private enum DecodedValue: Hashable {
             self = .octets(Array(octets))
         case .sha1Digest:
             guard octets.count == 20 else {
-                throw ReceiptPayloadError(.invalidValue("must be 20 bytes (a SHA-1 digest), found \(octets.count)"), at: location)
+                throw ReceiptPayloadError(
+                    .invalidValue("must be 20 bytes (a SHA-1 digest), found \(octets.count)"), at: location)
             }
             self = .octets(Array(octets))
         case .purchase:
@@ -173,7 +176,8 @@ private enum DecodedValue: Hashable {
             do {
                 value = try node.integerValue()
             } catch {
-                throw ReceiptPayloadError(.invalidValue("INTEGER is not minimally encoded or exceeds 64 bits"), at: location)
+                throw ReceiptPayloadError(
+                    .invalidValue("INTEGER is not minimally encoded or exceeds 64 bits"), at: location)
             }
             if kind == .nonNegativeInteger && value < 0 {
                 throw ReceiptPayloadError(.invalidValue("must not be negative, found \(value)"), at: location)

@@ -11,7 +11,8 @@ public struct SigningCredentials: Sendable {
     ///   chain certificate is not the issuer of the one before it.
     public init(key: PrivateKey, certificate: Certificate, chain: [Certificate] = []) throws(SigningError) {
         guard key.algorithm.isSupportedForSigning else {
-            throw SigningError(.invalidKey, "the key is \(key.algorithm); receipts are signed with RSA-2048 (or larger) or EC P-256")
+            throw SigningError(
+                .invalidKey, "the key is \(key.algorithm); receipts are signed with RSA-2048 (or larger) or EC P-256")
         }
         guard key.matches(certificate) else {
             throw SigningError(
@@ -20,7 +21,8 @@ public struct SigningCredentials: Sendable {
         for (child, parent) in zip([certificate] + chain, chain) where child.issuer != parent.subject {
             throw SigningError(
                 .invalidCertificate,
-                "chain certificate \"\(parent.subject)\" did not issue \"\(child.subject)\" (issued by \"\(child.issuer)\")")
+                "chain certificate \"\(parent.subject)\" did not issue \"\(child.subject)\" (issued by \"\(child.issuer)\")"
+            )
         }
         self.key = key
         self.certificate = certificate
@@ -39,7 +41,9 @@ public struct SigningCredentials: Sendable {
         var chain: [Certificate] = []
         do {
             let certificates = try Certificate.load(pemOrDER: certificateFile)
-            guard let first = certificates.first else { throw SigningError(.invalidCertificate, "no certificate found") }
+            guard let first = certificates.first else {
+                throw SigningError(.invalidCertificate, "no certificate found")
+            }
             certificate = first
             chain = Array(certificates.dropFirst())
             for file in chainFiles { chain += try Certificate.load(pemOrDER: file) }

@@ -29,12 +29,14 @@ public struct ReceiptEnvelope: Sendable {
         }
         guard signedData.signerInfos.count == 1, let signerInfo = signedData.signerInfos.first else {
             throw ReceiptVerificationError(
-                .wrongSignerCount, "SignedData.signerInfos has \(signedData.signerInfos.count) signers; exactly one is required")
+                .wrongSignerCount,
+                "SignedData.signerInfos has \(signedData.signerInfos.count) signers; exactly one is required")
         }
         self.signerInfo = signerInfo
         guard signedData.contentType == .cmsData else {
             throw ReceiptVerificationError(
-                .wrongContentType, "encapContentInfo.eContentType is \(signedData.contentType), not data (1.2.840.113549.1.7.1)")
+                .wrongContentType,
+                "encapContentInfo.eContentType is \(signedData.contentType), not data (1.2.840.113549.1.7.1)")
         }
         guard let content = signedData.content else {
             throw ReceiptVerificationError(.missingContent, "encapContentInfo has no eContent: the payload is detached")
@@ -103,30 +105,37 @@ public struct ReceiptEnvelope: Sendable {
     }
 
     private func checkSignedAttributes(_ attributes: CMSSignedAttributes) throws(ReceiptVerificationError) {
-        func single(_ type: ASN1ObjectIdentifier, _ name: String) throws(ReceiptVerificationError) -> ArraySlice<UInt8> {
+        func single(_ type: ASN1ObjectIdentifier, _ name: String) throws(ReceiptVerificationError) -> ArraySlice<UInt8>
+        {
             guard let attribute = attributes.attributes.first(where: { $0.type == type }) else {
                 throw ReceiptVerificationError(.invalidSignedAttributes, "signed attributes lack \(name)")
             }
             guard attribute.values.count == 1, let value = attribute.values.first else {
-                throw ReceiptVerificationError(.invalidSignedAttributes, "signed attribute \(name) must have exactly one value")
+                throw ReceiptVerificationError(
+                    .invalidSignedAttributes, "signed attribute \(name) must have exactly one value")
             }
             return value
         }
         let contentType = try single(.cmsContentTypeAttribute, "content-type")
         guard (try? ASN1Node.parse(contentType, rules: .der).objectIdentifier()) == signedData.contentType else {
             throw ReceiptVerificationError(
-                .invalidSignedAttributes, "signed content-type attribute differs from eContentType \(signedData.contentType)")
+                .invalidSignedAttributes,
+                "signed content-type attribute differs from eContentType \(signedData.contentType)")
         }
         let digestValue = try single(.cmsMessageDigestAttribute, "message-digest")
         guard let node = try? ASN1Node.parse(digestValue, rules: .der), node.tag == .octetString else {
-            throw ReceiptVerificationError(.invalidSignedAttributes, "signed message-digest attribute is not an OCTET STRING")
+            throw ReceiptVerificationError(
+                .invalidSignedAttributes, "signed message-digest attribute is not an OCTET STRING")
         }
         guard constantTimeEquals(node.content, digestAlgorithm.hash(content)) else {
-            throw ReceiptVerificationError(.invalidSignature, "signed message-digest attribute does not match the payload")
+            throw ReceiptVerificationError(
+                .invalidSignature, "signed message-digest attribute does not match the payload")
         }
     }
 
-    private static func digestAlgorithm(_ identifier: CMSAlgorithmIdentifier) throws(ReceiptVerificationError) -> DigestAlgorithm {
+    private static func digestAlgorithm(_ identifier: CMSAlgorithmIdentifier) throws(ReceiptVerificationError)
+        -> DigestAlgorithm
+    {
         guard identifier.parameters == nil || identifier.parameters.map(Array.init) == [0x05, 0x00] else {
             throw ReceiptVerificationError(.unsupportedAlgorithm, "digestAlgorithm parameters must be absent or NULL")
         }
@@ -135,7 +144,8 @@ public struct ReceiptEnvelope: Sendable {
         case .sha256: return .sha256
         default:
             throw ReceiptVerificationError(
-                .unsupportedAlgorithm, "digestAlgorithm \(identifier.algorithm) is not supported (only SHA-1 and SHA-256)")
+                .unsupportedAlgorithm,
+                "digestAlgorithm \(identifier.algorithm) is not supported (only SHA-1 and SHA-256)")
         }
     }
 
@@ -155,11 +165,13 @@ public struct ReceiptEnvelope: Sendable {
         default:
             throw ReceiptVerificationError(
                 .unsupportedAlgorithm,
-                "signatureAlgorithm \(identifier.algorithm) is not supported (RSA PKCS#1 v1.5 or ECDSA with SHA-1/SHA-256)")
+                "signatureAlgorithm \(identifier.algorithm) is not supported (RSA PKCS#1 v1.5 or ECDSA with SHA-1/SHA-256)"
+            )
         }
         let parameters = identifier.parameters.map(Array.init)
         guard parameters == nil || (rsa && parameters == [0x05, 0x00]) else {
-            throw ReceiptVerificationError(.unsupportedAlgorithm, "signatureAlgorithm \(identifier.algorithm) has unexpected parameters")
+            throw ReceiptVerificationError(
+                .unsupportedAlgorithm, "signatureAlgorithm \(identifier.algorithm) has unexpected parameters")
         }
         if let impliedDigest, impliedDigest != digest {
             throw ReceiptVerificationError(
@@ -170,7 +182,8 @@ public struct ReceiptEnvelope: Sendable {
         case (true, .rsa), (false, .ec): return
         default:
             throw ReceiptVerificationError(
-                .invalidSignature, "signatureAlgorithm \(identifier.algorithm) cannot be used with the signer's \(key) key")
+                .invalidSignature,
+                "signatureAlgorithm \(identifier.algorithm) cannot be used with the signer's \(key) key")
         }
     }
 

@@ -17,7 +17,8 @@ enum ReceiptInput {
         do {
             decoded = try Base64.decode(input)
         } catch {
-            throw ReceiptVerificationError(.malformed, "input is neither DER (which starts with byte 0x30) nor base64: \(error)")
+            throw ReceiptVerificationError(
+                .malformed, "input is neither DER (which starts with byte 0x30) nor base64: \(error)")
         }
         try rejectLegacyTransactionReceipt(decoded)
         guard decoded.first == 0x30 else {

@@ -91,10 +91,13 @@ public struct ReceiptVerifier: Sendable {
         let time = options.validationTime ?? receipt.creationDate
         let chain = try validateChain(envelope, at: time)
         try check(receipt, against: options)
-        return VerifiedReceipt(receipt: receipt, chain: chain, validationTime: time, digestAlgorithm: envelope.digestAlgorithm)
+        return VerifiedReceipt(
+            receipt: receipt, chain: chain, validationTime: time, digestAlgorithm: envelope.digestAlgorithm)
     }
 
-    private func validateChain(_ envelope: ReceiptEnvelope, at time: ReceiptDate) throws(ReceiptVerificationError) -> [Certificate] {
+    private func validateChain(_ envelope: ReceiptEnvelope, at time: ReceiptDate) throws(ReceiptVerificationError)
+        -> [Certificate]
+    {
         let chain: [Certificate]
         switch anchors.validateChain(
             leaf: envelope.signerCertificate, intermediates: envelope.otherCertificates, at: time.secondsSince1970)
@@ -140,12 +143,14 @@ public struct ReceiptVerifier: Sendable {
         guard chain[0].hasExtension(Self.appleReceiptSigningMarker) else {
             throw ReceiptVerificationError(
                 .invalidCertificatePurpose,
-                "signer certificate (\(chain[0].subject)) lacks Apple's receipt-signing marker \(Self.appleReceiptSigningMarker)")
+                "signer certificate (\(chain[0].subject)) lacks Apple's receipt-signing marker \(Self.appleReceiptSigningMarker)"
+            )
         }
         guard chain[1].hasExtension(Self.appleIntermediateMarker) else {
             throw ReceiptVerificationError(
                 .invalidCertificatePurpose,
-                "intermediate certificate (\(chain[1].subject)) lacks Apple's WWDR marker \(Self.appleIntermediateMarker)")
+                "intermediate certificate (\(chain[1].subject)) lacks Apple's WWDR marker \(Self.appleIntermediateMarker)"
+            )
         }
     }
 
@@ -162,12 +167,14 @@ public struct ReceiptVerifier: Sendable {
         if let device = options.deviceIdentifier {
             guard let input = receipt.deviceBindingInput(for: device), let hash = receipt.sha1Hash else {
                 throw ReceiptVerificationError(
-                    .deviceHashMismatch, "the receipt has no device binding (opaque_value, field 4, and sha1_hash, field 5)")
+                    .deviceHashMismatch,
+                    "the receipt has no device binding (opaque_value, field 4, and sha1_hash, field 5)")
             }
             guard constantTimeEquals(DigestAlgorithm.sha1.hash(input), hash) else {
                 throw ReceiptVerificationError(
                     .deviceHashMismatch,
-                    "sha1_hash (field 5) is not SHA-1(device \(device) ‖ opaque_value ‖ bundle_id): the receipt belongs to another device")
+                    "sha1_hash (field 5) is not SHA-1(device \(device) ‖ opaque_value ‖ bundle_id): the receipt belongs to another device"
+                )
             }
         }
     }

@@ -4,7 +4,9 @@ extension JSONValue {
 
     /// Parses one JSON value (RFC 8259, strictly: no comments, no trailing commas, no duplicate keys, no lone
     /// surrogates) that must fill `text` apart from surrounding whitespace.
-    public init(parsing text: some Collection<UInt8>, maximumDepth: Int = JSONValue.defaultMaximumDepth) throws(JSONError) {
+    public init(parsing text: some Collection<UInt8>, maximumDepth: Int = JSONValue.defaultMaximumDepth)
+        throws(JSONError)
+    {
         let bytes = Array(text)
         var parser = JSONParser(bytes: bytes, maximumDepth: maximumDepth)
         guard String(validating: bytes, as: UTF8.self) != nil else { throw parser.error(.invalidUTF8, at: 0) }

@@ -23,7 +23,8 @@ enum Files {
         var bytes: [UInt8] = []
         do {
             while bytes.count <= limit {
-                guard let chunk = try handle.read(upToCount: min(1 << 20, limit + 1 - bytes.count)), !chunk.isEmpty else {
+                guard let chunk = try handle.read(upToCount: min(1 << 20, limit + 1 - bytes.count)), !chunk.isEmpty
+                else {
                     break
                 }
                 bytes.append(contentsOf: chunk)
@@ -37,10 +38,13 @@ enum Files {
     /// Writes `bytes` to `path` through a temporary file in the same directory and a rename, so the path holds
     /// either its old content or the complete new content. With `replace == false` an existing file is an error
     /// and is left untouched.
-    static func write(_ bytes: [UInt8], to path: String, mode: mode_t = 0o644, replace: Bool = true) throws(CommandFailure) {
+    static func write(_ bytes: [UInt8], to path: String, mode: mode_t = 0o644, replace: Bool = true)
+        throws(CommandFailure)
+    {
         let url = URL(fileURLWithPath: path)
         let temporary = url.deletingLastPathComponent()
-            .appendingPathComponent(".\(url.lastPathComponent).\(getpid()).\(UInt32.random(in: 0...UInt32.max)).tmp").path
+            .appendingPathComponent(".\(url.lastPathComponent).\(getpid()).\(UInt32.random(in: 0...UInt32.max)).tmp")
+            .path
         let descriptor = open(temporary, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, mode)
         guard descriptor >= 0 else { throw .io("cannot write \(path): \(String(cString: strerror(errno)))") }
         var failure: String?

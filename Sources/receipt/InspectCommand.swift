@@ -37,7 +37,8 @@ enum InspectCommand {
             signatureProblem = "\(error)"
         }
         if parsed.flag("--json") {
-            let document = ReceiptInspection.json(envelope: envelope, receipt: receipt, signatureProblem: signatureProblem)
+            let document = ReceiptInspection.json(
+                envelope: envelope, receipt: receipt, signatureProblem: signatureProblem)
             Files.writeStandardOutput(Array((JSONValue.object(document).serialized(pretty: true) + "\n").utf8))
         } else {
             let text = ReceiptInspection.text(envelope: envelope, receipt: receipt, signatureProblem: signatureProblem)
@@ -59,20 +60,22 @@ enum ReceiptInspection {
         signature["matches_embedded_signer"] = .bool(signatureProblem == nil)
         signature["problem"] = signatureProblem.map(JSONValue.string)
         document["signature"] = .object(signature)
-        document["certificates"] = .array(envelope.certificates.enumerated().map { index, certificate in
-            .object(certificateJSON(certificate, isSigner: certificate === envelope.signerCertificate))
-        })
+        document["certificates"] = .array(
+            envelope.certificates.enumerated().map { index, certificate in
+                .object(certificateJSON(certificate, isSigner: certificate === envelope.signerCertificate))
+            })
         var receiptObject = receipt.verifyReceiptJSON
         receiptObject["opaque_value"] = receipt.opaqueValue.map { .string(Base64.encode($0)) }
         receiptObject["sha1_hash"] = receipt.sha1Hash.map { .string(Base64.encode($0)) }
         receiptObject["unknown_attributes"] = .array(receipt.unknownAttributes.map(attributeJSON))
         if case .array(let purchases)? = receiptObject["in_app"] {
-            receiptObject["in_app"] = .array(zip(purchases, receipt.inAppPurchases).map { value, purchase in
-                guard case .object(var object) = value else { return value }
-                object["product_type"] = purchase.productType.map(JSONValue.integer)
-                object["unknown_attributes"] = .array(purchase.unknownAttributes.map(attributeJSON))
-                return .object(object)
-            })
+            receiptObject["in_app"] = .array(
+                zip(purchases, receipt.inAppPurchases).map { value, purchase in
+                    guard case .object(var object) = value else { return value }
+                    object["product_type"] = purchase.productType.map(JSONValue.integer)
+                    object["unknown_attributes"] = .array(purchase.unknownAttributes.map(attributeJSON))
+                    return .object(object)
+                })
         }
         document["receipt"] = .object(receiptObject)
         return document

@@ -68,7 +68,8 @@ enum VerifyCommand {
             if json {
                 let output = JSONObject([
                     "valid": .bool(false), "status": .integer(error.status),
-                    "error": .object(JSONObject(["code": .string(error.code.rawValue), "message": .string(error.message)])),
+                    "error": .object(
+                        JSONObject(["code": .string(error.code.rawValue), "message": .string(error.message)])),
                 ])
                 Files.writeStandardOutput(Array((JSONValue.object(output).serialized() + "\n").utf8))
                 throw CommandFailure(exitCode: .rejected, message: "\(path): invalid: \(error)")

@@ -12,7 +12,9 @@ struct EnvelopeRuleTests {
         EnvelopeBuilder(payload: TestFixtures.receipt().payloadDER, chain: try TestFixtures.chain(algorithm))
     }
 
-    static func code(_ builder: EnvelopeBuilder, _ algorithm: GeneratedKeyAlgorithm = .rsa2048) throws -> ReceiptVerificationError.Code? {
+    static func code(_ builder: EnvelopeBuilder, _ algorithm: GeneratedKeyAlgorithm = .rsa2048) throws
+        -> ReceiptVerificationError.Code?
+    {
         TestFixtures.code(try builder.build(), try TestFixtures.verifier(algorithm))
     }
 
@@ -66,7 +68,9 @@ struct EnvelopeRuleTests {
         #expect(TestFixtures.code(writer.bytes, try TestFixtures.verifier()) == .malformed)
     }
 
-    @Test("SHA-1 receipts verify, as older Apple receipts are SHA-1", arguments: [ASN1ObjectIdentifier.rsaEncryption, .sha1WithRSAEncryption])
+    @Test(
+        "SHA-1 receipts verify, as older Apple receipts are SHA-1",
+        arguments: [ASN1ObjectIdentifier.rsaEncryption, .sha1WithRSAEncryption])
     func sha1(_ signatureAlgorithm: ASN1ObjectIdentifier) throws {
         var builder = try Self.builder()
         builder.digest = .sha1

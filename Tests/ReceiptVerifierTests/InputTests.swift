@@ -40,7 +40,9 @@ struct InputTests {
 
     @Test("a file that is not a receipt is malformed")
     func notAReceipt() throws {
-        #expect(TestFixtures.code(try Vectors.bytes("real/appreceiptvalidator/not_a_receipt"), try TestFixtures.verifier()) == .malformed)
+        #expect(
+            TestFixtures.code(try Vectors.bytes("real/appreceiptvalidator/not_a_receipt"), try TestFixtures.verifier())
+                == .malformed)
     }
 
     @Test("iOS 6 transaction receipts are recognised and refused as such", arguments: InputTests.legacyReceipts)
@@ -67,7 +69,8 @@ struct InputTests {
     func sizeLimit() throws {
         let der = try TestFixtures.signed()
         let verifier = try ReceiptVerifier(
-            trustAnchors: [TestFixtures.chain(.rsa2048).root], limits: VerificationLimits(maximumInputSize: der.count - 1))
+            trustAnchors: [TestFixtures.chain(.rsa2048).root],
+            limits: VerificationLimits(maximumInputSize: der.count - 1))
         #expect(TestFixtures.code(der, verifier) == .tooLarge)
         let exact = try ReceiptVerifier(
             trustAnchors: [TestFixtures.chain(.rsa2048).root], limits: VerificationLimits(maximumInputSize: der.count))
@@ -86,7 +89,9 @@ struct InputTests {
     @Test("every truncation of a real BER receipt is refused with an error")
     func truncationOfBER() throws {
         let der = try Vectors.bytes("real/tpinappreceipt/receipt-xcode.der")
-        let verifier = try ReceiptVerifier(trustAnchors: [Vectors.certificate("real/tpinappreceipt/StoreKitTestCertificate.cer")])
+        let verifier = try ReceiptVerifier(trustAnchors: [
+            Vectors.certificate("real/tpinappreceipt/StoreKitTestCertificate.cer")
+        ])
         #expect(TestFixtures.code(der, verifier) == nil)
         for length in 0..<der.count {
             #expect(TestFixtures.code(Array(der.prefix(length)), verifier) != nil, "prefix of \(length) bytes")
@@ -96,7 +101,8 @@ struct InputTests {
     @Test("deep nesting is refused within the depth limit")
     func deepNesting() throws {
         let depth = 100_000
-        let nested = Array([[UInt8]](repeating: [0x30, 0x80], count: depth).joined())
+        let nested =
+            Array([[UInt8]](repeating: [0x30, 0x80], count: depth).joined())
             + [UInt8](repeating: 0x00, count: depth * 2)
         #expect(nested.count == depth * 4)
         let code = TestFixtures.code(nested, try TestFixtures.verifier())

@@ -27,13 +27,15 @@ struct PayloadRuleTests {
 
     @Test("unknown attributes are kept raw")
     func unknownAttributesKept() throws {
-        let payload = Self.set(PayloadBuilder.minimal(extra: [Self.attribute(10, PayloadBuilder.ia5("4+")), Self.attribute(99, [0xFF])]))
+        let payload = Self.set(
+            PayloadBuilder.minimal(extra: [Self.attribute(10, PayloadBuilder.ia5("4+")), Self.attribute(99, [0xFF])]))
         let builder = EnvelopeBuilder(payload: payload, chain: try TestFixtures.chain(.ecP256))
         let receipt = try TestFixtures.verifier(.ecP256).verify(builder.build()).receipt
-        #expect(receipt.unknownAttributes == [
-            ReceiptAttribute(type: 10, version: 1, value: PayloadBuilder.ia5("4+")),
-            ReceiptAttribute(type: 99, version: 1, value: [0xFF]),
-        ])
+        #expect(
+            receipt.unknownAttributes == [
+                ReceiptAttribute(type: 10, version: 1, value: PayloadBuilder.ia5("4+")),
+                ReceiptAttribute(type: 99, version: 1, value: [0xFF]),
+            ])
     }
 
     @Test("a malformed unknown attribute is refused")
@@ -77,13 +79,15 @@ struct PayloadRuleTests {
 
     @Test("a duplicate bundle id is refused even with the same value")
     func duplicateBundleID() throws {
-        let payload = Self.set(PayloadBuilder.minimal(extra: [Self.attribute(2, PayloadBuilder.utf8("com.example.game"))]))
+        let payload = Self.set(
+            PayloadBuilder.minimal(extra: [Self.attribute(2, PayloadBuilder.utf8("com.example.game"))]))
         #expect(try Self.code(payload) == .duplicateAttribute)
     }
 
     @Test("a duplicate creation date is refused")
     func duplicateCreationDate() throws {
-        let payload = Self.set(PayloadBuilder.minimal(extra: [Self.attribute(12, PayloadBuilder.ia5("2020-01-01T00:00:00Z"))]))
+        let payload = Self.set(
+            PayloadBuilder.minimal(extra: [Self.attribute(12, PayloadBuilder.ia5("2020-01-01T00:00:00Z"))]))
         #expect(try Self.code(payload) == .duplicateAttribute)
     }
 
@@ -91,20 +95,25 @@ struct PayloadRuleTests {
     func duplicateProductID() throws {
         let purchase = Self.set([
             Self.attribute(1702, PayloadBuilder.utf8("a")), Self.attribute(1702, PayloadBuilder.utf8("b")),
-            Self.attribute(1703, PayloadBuilder.utf8("1")), Self.attribute(1704, PayloadBuilder.ia5("2024-01-01T00:00:00Z")),
+            Self.attribute(1703, PayloadBuilder.utf8("1")),
+            Self.attribute(1704, PayloadBuilder.ia5("2024-01-01T00:00:00Z")),
         ])
-        #expect(try Self.code(Self.set(PayloadBuilder.minimal(extra: [Self.attribute(17, purchase)]))) == .duplicateAttribute)
+        #expect(
+            try Self.code(Self.set(PayloadBuilder.minimal(extra: [Self.attribute(17, purchase)])))
+                == .duplicateAttribute)
     }
 
     @Test("a missing bundle id is refused")
     func missingBundleID() throws {
-        #expect(try Self.code(Self.set([Self.attribute(12, PayloadBuilder.ia5("2024-06-05T12:00:00Z"))])) == .missingField)
+        #expect(
+            try Self.code(Self.set([Self.attribute(12, PayloadBuilder.ia5("2024-06-05T12:00:00Z"))])) == .missingField)
     }
 
     @Test("a purchase without a transaction id is refused")
     func missingTransactionID() throws {
         let purchase = Self.set([
-            Self.attribute(1702, PayloadBuilder.utf8("a")), Self.attribute(1704, PayloadBuilder.ia5("2024-01-01T00:00:00Z")),
+            Self.attribute(1702, PayloadBuilder.utf8("a")),
+            Self.attribute(1704, PayloadBuilder.ia5("2024-01-01T00:00:00Z")),
         ])
         #expect(try Self.code(Self.set(PayloadBuilder.minimal(extra: [Self.attribute(17, purchase)]))) == .missingField)
     }
@@ -112,7 +121,8 @@ struct PayloadRuleTests {
     @Test("a known field with the wrong inner type is refused")
     func wrongInnerType() throws {
         let payload = Self.set([
-            Self.attribute(2, PayloadBuilder.ia5("com.example.game")), Self.attribute(12, PayloadBuilder.ia5("2024-06-05T12:00:00Z")),
+            Self.attribute(2, PayloadBuilder.ia5("com.example.game")),
+            Self.attribute(12, PayloadBuilder.ia5("2024-06-05T12:00:00Z")),
         ])
         #expect(try Self.code(payload) == .invalidField)
     }
@@ -126,7 +136,8 @@ struct PayloadRuleTests {
     @Test("an impossible date is refused")
     func impossibleDate() throws {
         let payload = Self.set([
-            Self.attribute(2, PayloadBuilder.utf8("com.example.game")), Self.attribute(12, PayloadBuilder.ia5("2024-02-30T12:00:00Z")),
+            Self.attribute(2, PayloadBuilder.utf8("com.example.game")),
+            Self.attribute(12, PayloadBuilder.ia5("2024-02-30T12:00:00Z")),
         ])
         #expect(try Self.code(payload) == .invalidField)
     }

@@ -95,7 +95,8 @@ struct RealReceiptTests {
             #expect(purchase.webOrderLineItemID == fields["web_order_line_item_id"]?.integerValue)
             #expect(purchase.productType == fields["product_type"]?.integerValue)
             #expect(purchase.isTrialPeriod.map { $0 ? 1 : 0 } == fields["is_trial_period"]?.integerValue)
-            #expect(purchase.isInIntroOfferPeriod.map { $0 ? 1 : 0 } == fields["is_in_intro_offer_period"]?.integerValue)
+            #expect(
+                purchase.isInIntroOfferPeriod.map { $0 ? 1 : 0 } == fields["is_in_intro_offer_period"]?.integerValue)
         }
     }
 
@@ -104,19 +105,23 @@ struct RealReceiptTests {
         arguments: RealReceipt.all.filter { $0.entry["device_identifier_hex"] != nil })
     func checksDeviceHash(_ vector: RealReceipt) throws {
         let hex = vector.entry["device_identifier_hex"]?.stringValue ?? ""
-        let device = DeviceIdentifier(bytes: stride(from: 0, to: hex.count, by: 2).map { offset in
-            let start = hex.index(hex.startIndex, offsetBy: offset)
-            return UInt8(hex[start..<hex.index(start, offsetBy: 2)], radix: 16) ?? 0
-        })
+        let device = DeviceIdentifier(
+            bytes: stride(from: 0, to: hex.count, by: 2).map { offset in
+                let start = hex.index(hex.startIndex, offsetBy: offset)
+                return UInt8(hex[start..<hex.index(start, offsetBy: 2)], radix: 16) ?? 0
+            })
         let options = VerificationOptions(deviceIdentifier: device)
         _ = try vector.verifier().verify(Vectors.bytes("real/" + vector.file), options: options)
         let otherDevice = DeviceIdentifier(bytes: [UInt8](repeating: 0, count: device.bytes.count))
         #expect(throws: ReceiptVerificationError.self) {
-            try vector.verifier().verify(Vectors.bytes("real/" + vector.file), options: VerificationOptions(deviceIdentifier: otherDevice))
+            try vector.verifier().verify(
+                Vectors.bytes("real/" + vector.file), options: VerificationOptions(deviceIdentifier: otherDevice))
         }
     }
 
-    @Test("reads the base64 text its origin project stores", arguments: RealReceipt.all.filter { $0.entry["base64_file"] != nil })
+    @Test(
+        "reads the base64 text its origin project stores",
+        arguments: RealReceipt.all.filter { $0.entry["base64_file"] != nil })
     func readsBase64(_ vector: RealReceipt) throws {
         let text = try Vectors.bytes("real/" + (vector.entry["base64_file"]?.stringValue ?? ""))
         let fromText = try vector.verifier().verify(text).receipt

@@ -68,15 +68,19 @@ struct SignerTests {
         let verified = try verifier.verify(signed, options: VerificationOptions(deviceIdentifier: device))
         #expect(verified.receipt.opaqueValue?.count == 16)
         let otherDevice = try #require(DeviceIdentifier("00000000-0000-0000-0000-000000000000"))
-        #expect(TestFixtures.code(signed, verifier, options: VerificationOptions(deviceIdentifier: otherDevice)) == .deviceHashMismatch)
+        #expect(
+            TestFixtures.code(signed, verifier, options: VerificationOptions(deviceIdentifier: otherDevice))
+                == .deviceHashMismatch)
     }
 
     @Test("each binding draws a fresh opaque value")
     func freshOpaqueValue() throws {
         let signer = try ReceiptSigner(credentials: TestFixtures.chain(.ecP256).credentials)
         let device = try #require(DeviceIdentifier("6c:40:08:b5:94:5e"))
-        let first = try Receipt(payload: CMSSignedData(berEncoded: signer.sign(TestFixtures.receipt(), boundTo: device)[...]).content ?? [])
-        let second = try Receipt(payload: CMSSignedData(berEncoded: signer.sign(TestFixtures.receipt(), boundTo: device)[...]).content ?? [])
+        let first = try Receipt(
+            payload: CMSSignedData(berEncoded: signer.sign(TestFixtures.receipt(), boundTo: device)[...]).content ?? [])
+        let second = try Receipt(
+            payload: CMSSignedData(berEncoded: signer.sign(TestFixtures.receipt(), boundTo: device)[...]).content ?? [])
         #expect(first.opaqueValue != second.opaqueValue)
         #expect(first.sha1Hash != second.sha1Hash)
     }
@@ -84,7 +88,9 @@ struct SignerTests {
     @Test("a receipt without a device binding fails a device check")
     func unboundReceiptFailsDeviceCheck() throws {
         let device = try #require(DeviceIdentifier("6c:40:08:b5:94:5e"))
-        let code = TestFixtures.code(try TestFixtures.signed(), try TestFixtures.verifier(), options: VerificationOptions(deviceIdentifier: device))
+        let code = TestFixtures.code(
+            try TestFixtures.signed(), try TestFixtures.verifier(),
+            options: VerificationOptions(deviceIdentifier: device))
         #expect(code == .deviceHashMismatch)
     }
 
@@ -92,7 +98,10 @@ struct SignerTests {
     func mismatchedKey() throws {
         let chain = try TestFixtures.chain(.rsa2048)
         let other = try TestFixtures.chain(.ecP256)
-        #expect(throws: SigningError(.keyCertificateMismatch, "the private key does not match the certificate \"\(chain.signer.subject)\"")) {
+        #expect(
+            throws: SigningError(
+                .keyCertificateMismatch, "the private key does not match the certificate \"\(chain.signer.subject)\"")
+        ) {
             try SigningCredentials(key: other.signerKey, certificate: chain.signer)
         }
     }

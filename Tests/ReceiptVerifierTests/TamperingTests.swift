@@ -66,7 +66,9 @@ struct TamperingTests {
     func intermediateSignatureTampering() throws {
         let layout = try Layout(TestFixtures.signed())
         let intermediate = try #require(layout.certificates.last)
-        #expect(TestFixtures.code(layout.flipping(intermediate.upperBound - 5), try TestFixtures.verifier()) == .invalidCertificate)
+        #expect(
+            TestFixtures.code(layout.flipping(intermediate.upperBound - 5), try TestFixtures.verifier())
+                == .invalidCertificate)
     }
 
     @Test("an empty signature is refused")

@@ -48,11 +48,15 @@ enum TestFixtures {
             ])
     }
 
-    static func signed(_ receipt: Receipt = receipt(), with algorithm: GeneratedKeyAlgorithm = .rsa2048) throws -> [UInt8] {
+    static func signed(_ receipt: Receipt = receipt(), with algorithm: GeneratedKeyAlgorithm = .rsa2048) throws
+        -> [UInt8]
+    {
         try ReceiptSigner(credentials: chain(algorithm).credentials).sign(receipt)
     }
 
-    static func verifier(_ algorithm: GeneratedKeyAlgorithm = .rsa2048, policy: ReceiptVerifier.MarkerPolicy = .underAppleRoots) throws -> ReceiptVerifier {
+    static func verifier(
+        _ algorithm: GeneratedKeyAlgorithm = .rsa2048, policy: ReceiptVerifier.MarkerPolicy = .underAppleRoots
+    ) throws -> ReceiptVerifier {
         try ReceiptVerifier(trustAnchors: [chain(algorithm).root], markerPolicy: policy)
     }
 
@@ -141,7 +145,9 @@ struct EnvelopeBuilder {
             contentInfo.appendConstructed(.contextSpecific(0, constructed: true)) { explicit in
                 explicit.appendSequence { signedData in
                     signedData.appendInteger(1)
-                    signedData.appendConstructed(.set) { $0.appendSequence { $0.appendObjectIdentifier(digestAlgorithm) } }
+                    signedData.appendConstructed(.set) {
+                        $0.appendSequence { $0.appendObjectIdentifier(digestAlgorithm) }
+                    }
                     signedData.appendSequence { encapsulated in
                         encapsulated.appendObjectIdentifier(contentType)
                         if let payload {
@@ -150,7 +156,8 @@ struct EnvelopeBuilder {
                             }
                         }
                     }
-                    signedData.append(.contextSpecific(0, constructed: true), content: certificates.map(\.derEncoded).joined())
+                    signedData.append(
+                        .contextSpecific(0, constructed: true), content: certificates.map(\.derEncoded).joined())
                     signedData.appendConstructed(.set) { signerInfos in
                         for _ in 0..<signerCount {
                             signerInfos.appendSequence { signer in
@@ -167,7 +174,8 @@ struct EnvelopeBuilder {
                                 }
                                 signer.appendSequence { $0.appendObjectIdentifier(digestAlgorithm) }
                                 if let signedAttributes {
-                                    signer.append(.contextSpecific(0, constructed: true), content: signedAttributes.joined())
+                                    signer.append(
+                                        .contextSpecific(0, constructed: true), content: signedAttributes.joined())
                                 }
                                 signer.appendSequence { $0.appendObjectIdentifier(signatureOID) }
                                 signer.appendOctetString(signature)

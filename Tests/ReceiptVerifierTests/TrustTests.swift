@@ -47,7 +47,9 @@ struct TrustTests {
 
     @Test("a real Apple receipt is untrusted under an unrelated root")
     func realReceiptUnderWrongRoot() throws {
-        let verifier = try ReceiptVerifier(trustAnchors: [Vectors.certificate("real/appreceiptvalidator/frank4dd-cacert.der")])
+        let verifier = try ReceiptVerifier(trustAnchors: [
+            Vectors.certificate("real/appreceiptvalidator/frank4dd-cacert.der")
+        ])
         let receipt = try Vectors.bytes("real/appreceiptvalidator/hannes_mac_mindnode_2_receipt.der")
         #expect(TestFixtures.code(receipt, verifier) == .untrustedChain)
     }
@@ -55,7 +57,8 @@ struct TrustTests {
     @Test("the root a receipt brings along is never trusted by itself")
     func embeddedRootIsNotAnAnchor() throws {
         let chain = try TestFixtures.otherChain.get()
-        let credentials = try SigningCredentials(key: chain.signerKey, certificate: chain.signer, chain: [chain.intermediate, chain.root])
+        let credentials = try SigningCredentials(
+            key: chain.signerKey, certificate: chain.signer, chain: [chain.intermediate, chain.root])
         let signed = try ReceiptSigner(credentials: credentials).sign(TestFixtures.receipt())
         #expect(TestFixtures.code(signed, try TestFixtures.verifier()) == .untrustedChain)
         #expect(TestFixtures.code(signed, try ReceiptVerifier(trustAnchors: [chain.root])) == nil)
@@ -74,7 +77,8 @@ struct TrustTests {
         let certificate = try CertificateIssuer.issue(
             commonName: "StoreKit-like", organization: "tests", role: .selfSignedSigner, subjectKey: key, issuer: nil,
             notBefore: DevelopmentChain.defaultValidity.notBefore, notAfter: DevelopmentChain.defaultValidity.notAfter)
-        let signed = try ReceiptSigner(credentials: SigningCredentials(key: key, certificate: certificate)).sign(TestFixtures.receipt())
+        let signed = try ReceiptSigner(credentials: SigningCredentials(key: key, certificate: certificate)).sign(
+            TestFixtures.receipt())
         #expect(TestFixtures.code(signed, try ReceiptVerifier(trustAnchors: [certificate])) == nil)
         #expect(TestFixtures.code(signed, try TestFixtures.verifier()) == .untrustedChain)
     }
@@ -102,9 +106,11 @@ struct TrustTests {
             notBefore: DevelopmentChain.defaultValidity.notBefore, notAfter: DevelopmentChain.defaultValidity.notAfter)
         let caKey = try PrivateKey.generate(.ecP256)
         let ca = try CertificateIssuer.issue(
-            commonName: "Intermediate", organization: "tests", role: .intermediate, subjectKey: caKey, issuer: (root, rootKey),
+            commonName: "Intermediate", organization: "tests", role: .intermediate, subjectKey: caKey,
+            issuer: (root, rootKey),
             notBefore: DevelopmentChain.defaultValidity.notBefore, notAfter: DevelopmentChain.defaultValidity.notAfter)
-        let signed = try ReceiptSigner(credentials: SigningCredentials(key: caKey, certificate: ca)).sign(TestFixtures.receipt())
+        let signed = try ReceiptSigner(credentials: SigningCredentials(key: caKey, certificate: ca)).sign(
+            TestFixtures.receipt())
         #expect(TestFixtures.code(signed, try ReceiptVerifier(trustAnchors: [root])) == .invalidCertificatePurpose)
     }
 
@@ -118,14 +124,16 @@ struct TrustTests {
     @Test("a certificate that expired before the receipt was created is refused")
     func expiredAtCreation() throws {
         let (root, credentials) = try Self.chain(notBefore: 978_307_200, notAfter: 1_009_843_200)
-        let code = TestFixtures.code(try Self.sign(credentials, created: "2002-06-01T00:00:00Z"), try ReceiptVerifier(trustAnchors: [root]))
+        let code = TestFixtures.code(
+            try Self.sign(credentials, created: "2002-06-01T00:00:00Z"), try ReceiptVerifier(trustAnchors: [root]))
         #expect(code == .certificateExpired)
     }
 
     @Test("a certificate not yet valid when the receipt was created is refused")
     func notYetValidAtCreation() throws {
         let (root, credentials) = try Self.chain(notBefore: 978_307_200, notAfter: 1_009_843_200)
-        let code = TestFixtures.code(try Self.sign(credentials, created: "2000-06-01T00:00:00Z"), try ReceiptVerifier(trustAnchors: [root]))
+        let code = TestFixtures.code(
+            try Self.sign(credentials, created: "2000-06-01T00:00:00Z"), try ReceiptVerifier(trustAnchors: [root]))
         #expect(code == .certificateNotYetValid)
     }
 
@@ -138,12 +146,15 @@ struct TrustTests {
         #expect(TestFixtures.code(signed, verifier, options: later) == .certificateExpired)
         let lateReceipt = try Self.sign(credentials, created: "2005-01-01T00:00:00Z")
         let within = VerificationOptions(validationTime: TestFixtures.date("2001-03-01T00:00:00Z"))
-        #expect(try verifier.verify(lateReceipt, options: within).validationTime == TestFixtures.date("2001-03-01T00:00:00Z"))
+        #expect(
+            try verifier.verify(lateReceipt, options: within).validationTime
+                == TestFixtures.date("2001-03-01T00:00:00Z"))
     }
 
     @Test("Apple's marker extensions are enforced when asked for and the chain carries them")
     func markersPresent() throws {
-        let (root, credentials) = try Self.chain(leafMarkers: [Self.marker], intermediateMarkers: [Self.intermediateMarker])
+        let (root, credentials) = try Self.chain(
+            leafMarkers: [Self.marker], intermediateMarkers: [Self.intermediateMarker])
         let verifier = try ReceiptVerifier(trustAnchors: [root], markerPolicy: .always)
         #expect(TestFixtures.code(try Self.sign(credentials), verifier) == nil)
     }
@@ -165,14 +176,17 @@ struct TrustTests {
 
     @Test("markers in the wrong places do not count")
     func swappedMarkers() throws {
-        let (root, credentials) = try Self.chain(leafMarkers: [Self.intermediateMarker], intermediateMarkers: [Self.marker])
+        let (root, credentials) = try Self.chain(
+            leafMarkers: [Self.intermediateMarker], intermediateMarkers: [Self.marker])
         let verifier = try ReceiptVerifier(trustAnchors: [root], markerPolicy: .always)
         #expect(TestFixtures.code(try Self.sign(credentials), verifier) == .invalidCertificatePurpose)
     }
 
     @Test("real Apple receipts pass the marker checks, which apply to Apple's root by default")
     func realAppleReceiptsCarryMarkers() throws {
-        let verifier = try ReceiptVerifier(trustAnchors: [Vectors.certificate("real/apple-pki/AppleIncRootCertificate.cer")])
+        let verifier = try ReceiptVerifier(trustAnchors: [
+            Vectors.certificate("real/apple-pki/AppleIncRootCertificate.cer")
+        ])
         let verified = try verifier.verify(Vectors.bytes("real/tpinappreceipt/receipt-production.der"))
         #expect(verified.chain[0].hasExtension(Self.marker))
         #expect(verified.chain[1].hasExtension(Self.intermediateMarker))
