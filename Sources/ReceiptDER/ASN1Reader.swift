@@ -36,7 +36,6 @@ public struct ASN1Reader: Sendable {
 
     /// Reads the next element, whatever it is.
     public mutating func readNode() throws(DERError) -> ASN1Node {
-        guard depth <= maximumDepth else { throw DERError(.nestingTooDeep(limit: maximumDepth), at: offset) }
         let node = try Self.readElement(remaining, rules: rules, depth: depth, maximumDepth: maximumDepth)
         remaining = remaining[node.encoded.endIndex...]
         return node
@@ -138,6 +137,8 @@ public struct ASN1Reader: Sendable {
         maximumDepth: Int
     ) throws(DERError) -> ASN1Node {
         let start = bytes.startIndex
+        // `depth` counts the elements around this one, so `maximumDepth` levels are depths 0 to maximumDepth - 1.
+        guard depth < maximumDepth else { throw DERError(.nestingTooDeep(limit: maximumDepth), at: start) }
         let identifier = try parseIdentifier(bytes)
         let tag = identifier.tag
         let (length, contentStart) = try parseLength(
@@ -165,7 +166,6 @@ public struct ASN1Reader: Sendable {
         depth: Int,
         maximumDepth: Int
     ) throws(DERError) -> Int {
-        guard depth <= maximumDepth else { throw DERError(.nestingTooDeep(limit: maximumDepth), at: start) }
         var index = start
         while true {
             guard bytes.endIndex - index >= 2 else { throw DERError(.missingEndOfContents, at: start) }
