@@ -89,7 +89,8 @@ public struct ASN1Reader: Sendable {
                 let byte = bytes[index]
                 if count == 0 && byte == 0x80 { throw DERError(.invalidTagNumber, at: index) }
                 count += 1
-                guard count <= 4 else { throw DERError(.invalidTagNumber, at: index) }
+                // Seven more bits must still fit in the UInt32 that `ASN1Tag.number` (and DERWriter) allows.
+                guard number >> 25 == 0 else { throw DERError(.invalidTagNumber, at: index) }
                 number = number << 7 | UInt32(byte & 0x7F)
                 index += 1
                 if byte & 0x80 == 0 { break }
