@@ -37,7 +37,7 @@ let package = Package(
             name: "receipt",
             dependencies: ["ReceiptCrypto", "ReceiptModel", "ReceiptSigner", "ReceiptVerifier", "StrictJSON"]
         ),
-        .testTarget(name: "ReceiptDERTests", dependencies: ["ReceiptDER"]),
+        .testTarget(name: "ReceiptDERTests", dependencies: ["ReceiptDER"], resources: [.copy("Vectors")]),
         .testTarget(name: "StrictJSONTests", dependencies: ["StrictJSON"]),
         .testTarget(name: "ReceiptModelTests", dependencies: ["ReceiptModel", "ReceiptDER"]),
         .testTarget(

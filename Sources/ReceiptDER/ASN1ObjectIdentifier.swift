@@ -7,11 +7,15 @@ public struct ASN1ObjectIdentifier: Hashable, Sendable, CustomStringConvertible 
         self.arcs = arcs
     }
 
-    /// From dotted text such as `"1.2.840.113549.1.7.2"`; nil unless it has two or more valid arcs.
+    /// From dotted text such as `"1.2.840.113549.1.7.2"`; nil unless it has two or more valid arcs, each ASCII
+    /// digits without a sign or leading zero (RFC 4512 §1.4 `numericoid`).
     public init?(_ dotted: String) {
         var arcs: [UInt64] = []
         for part in dotted.split(separator: ".", omittingEmptySubsequences: false) {
-            guard !part.isEmpty, part.allSatisfy(\.isASCII), let arc = UInt64(part) else { return nil }
+            guard !part.isEmpty, part.utf8.allSatisfy({ (UInt8(ascii: "0")...UInt8(ascii: "9")).contains($0) }),
+                part == "0" || part.first != "0",
+                let arc = UInt64(part)
+            else { return nil }
             arcs.append(arc)
         }
         guard arcs.count >= 2, arcs[0] <= 2, arcs[0] == 2 || arcs[1] < 40 else { return nil }

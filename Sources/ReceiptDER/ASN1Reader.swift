@@ -36,7 +36,6 @@ public struct ASN1Reader: Sendable {
 
     /// Reads the next element, whatever it is.
     public mutating func readNode() throws(DERError) -> ASN1Node {
-        guard depth <= maximumDepth else { throw DERError(.nestingTooDeep(limit: maximumDepth), at: offset) }
         let node = try Self.readElement(remaining, rules: rules, depth: depth, maximumDepth: maximumDepth)
         remaining = remaining[node.encoded.endIndex...]
         return node
@@ -90,7 +89,8 @@ public struct ASN1Reader: Sendable {
                 let byte = bytes[index]
                 if count == 0 && byte == 0x80 { throw DERError(.invalidTagNumber, at: index) }
                 count += 1
-                guard count <= 4 else { throw DERError(.invalidTagNumber, at: index) }
+                // Seven more bits must still fit in the UInt32 that `ASN1Tag.number` (and DERWriter) allows.
+                guard number >> 25 == 0 else { throw DERError(.invalidTagNumber, at: index) }
                 number = number << 7 | UInt32(byte & 0x7F)
                 index += 1
                 if byte & 0x80 == 0 { break }
@@ -138,6 +138,8 @@ public struct ASN1Reader: Sendable {
         maximumDepth: Int
     ) throws(DERError) -> ASN1Node {
         let start = bytes.startIndex
+        // `depth` counts the elements around this one, so `maximumDepth` levels are depths 0 to maximumDepth - 1.
+        guard depth < maximumDepth else { throw DERError(.nestingTooDeep(limit: maximumDepth), at: start) }
         let identifier = try parseIdentifier(bytes)
         let tag = identifier.tag
         let (length, contentStart) = try parseLength(
@@ -165,7 +167,6 @@ public struct ASN1Reader: Sendable {
         depth: Int,
         maximumDepth: Int
     ) throws(DERError) -> Int {
-        guard depth <= maximumDepth else { throw DERError(.nestingTooDeep(limit: maximumDepth), at: start) }
         var index = start
         while true {
             guard bytes.endIndex - index >= 2 else { throw DERError(.missingEndOfContents, at: start) }
