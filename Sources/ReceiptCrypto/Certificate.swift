@@ -13,17 +13,7 @@ public final class Certificate: @unchecked Sendable, Hashable, CustomStringConve
     /// Decodes one DER certificate that fills `der` exactly.
     public init(derEncoded der: some Collection<UInt8>) throws(CryptoError) {
         let bytes = Array(der)
-        clearOpenSSLErrors()
-        var consumed = 0
-        let decoded: OpaquePointer? = bytes.withUnsafeBufferPointer { buffer in
-            var cursor = buffer.baseAddress
-            let certificate = d2i_X509(nil, &cursor, buffer.count)
-            if let cursor, let base = buffer.baseAddress { consumed = cursor - base }
-            return certificate
-        }
-        guard let decoded else { throw CryptoError(.invalidCertificate) }
-        guard consumed == bytes.count else {
-            X509_free(decoded)
+        guard let decoded = decodeWhole(bytes, with: { d2i_X509(nil, $0, $1) }, free: X509_free) else {
             throw CryptoError(.invalidCertificate)
         }
         pointer = decoded

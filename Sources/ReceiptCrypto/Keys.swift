@@ -100,16 +100,7 @@ public final class PrivateKey: @unchecked Sendable {
             self.init(owning: key)
             return
         }
-        var consumed = 0
-        let decoded: OpaquePointer? = bytes.withUnsafeBufferPointer { buffer in
-            var cursor = buffer.baseAddress
-            let key = d2i_AutoPrivateKey(nil, &cursor, buffer.count)
-            if let cursor, let base = buffer.baseAddress { consumed = cursor - base }
-            return key
-        }
-        guard let decoded else { throw CryptoError(.invalidPrivateKey) }
-        guard consumed == bytes.count else {
-            EVP_PKEY_free(decoded)
+        guard let decoded = decodeWhole(bytes, with: { d2i_AutoPrivateKey(nil, $0, $1) }, free: EVP_PKEY_free) else {
             throw CryptoError(.invalidPrivateKey)
         }
         self.init(owning: decoded)
