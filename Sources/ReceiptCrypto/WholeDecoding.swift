@@ -1,5 +1,3 @@
-internal import CReceiptOpenSSL
-
 /// Runs an OpenSSL `d2i_…` decoder over `bytes` and returns what it built only when it consumed every byte;
 /// otherwise frees any partial result and returns nil. Clears earlier errors first so failures report their own.
 func decodeWhole(
