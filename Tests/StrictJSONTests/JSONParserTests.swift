@@ -272,11 +272,13 @@ struct JSONRejectionTests {
     @Test("the same key in sibling objects is not a duplicate")
     func sameKeyInSiblings() throws {
         let value = try JSONValue(parsing: #"[{"a": 1}, {"a": 2}, {"b": {"a": 3}}]"#)
-        #expect(value == .array([
-            .object(JSONObject(["a": .number("1")])),
-            .object(JSONObject(["a": .number("2")])),
-            .object(JSONObject(["b": .object(JSONObject(["a": .number("3")]))])),
-        ]))
+        #expect(
+            value
+                == .array([
+                    .object(JSONObject(["a": .number("1")])),
+                    .object(JSONObject(["a": .number("2")])),
+                    .object(JSONObject(["b": .object(JSONObject(["a": .number("3")]))])),
+                ]))
     }
 
     @Test(
