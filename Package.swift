@@ -39,7 +39,7 @@ let package = Package(
         ),
         .testTarget(name: "ReceiptDERTests", dependencies: ["ReceiptDER"], resources: [.copy("Vectors")]),
         .testTarget(name: "StrictJSONTests", dependencies: ["StrictJSON"]),
-        .testTarget(name: "ReceiptModelTests", dependencies: ["ReceiptModel", "ReceiptDER"]),
+        .testTarget(name: "ReceiptModelTests", dependencies: ["ReceiptModel", "ReceiptDER", "StrictJSON"]),
         .testTarget(
             name: "ReceiptVerifierTests",
             dependencies: [

@@ -6,9 +6,10 @@ public struct DeviceIdentifier: Hashable, Sendable, CustomStringConvertible {
     /// Parses `956328D9-CC6A-47F4-BE40-6953FB0AB6C7` (UUID) or `6c:40:08:b5:94:5e` / `6C-40-08-B5-94-5E` (MAC),
     /// hex digits in either case. Returns nil for anything else.
     public init?(_ text: String) {
-        let groups = text.split(separator: text.contains(":") ? ":" : "-", omittingEmptySubsequences: false)
+        let separator: Character = text.contains(":") ? ":" : "-"
+        let groups = text.split(separator: separator, omittingEmptySubsequences: false)
         let lengths = groups.map(\.count)
-        guard lengths == [8, 4, 4, 4, 12] || lengths == [2, 2, 2, 2, 2, 2] else { return nil }
+        guard (lengths == [8, 4, 4, 4, 12] && separator == "-") || lengths == [2, 2, 2, 2, 2, 2] else { return nil }
         var bytes: [UInt8] = []
         for group in groups {
             let digits = Array(group.utf8)

@@ -1,0 +1,222 @@
+import ReceiptModel
+import Testing
+
+// Expected instants below were computed independently of the code under test (Python's calendar.timegm).
+/// 2024-06-05T12:00:00Z.
+private let june5Noon: Int64 = 1_717_588_800_000
+/// 0000-01-01T00:00:00Z: 0001-01-01 is -62 135 596 800 s, and year 0 is a leap year of 366 days.
+private let yearZero: Int64 = -62_135_596_800_000 - 366 * 86_400_000
+/// 9999-12-31T23:59:59Z.
+private let lastSecond: Int64 = 253_402_300_799_000
+
+@Suite("ReceiptDate: parsing RFC 3339")
+struct ReceiptDateParsingTests {
+    @Test(
+        "UTC designators and separators in either case",
+        arguments: ["2024-06-05T12:00:00Z", "2024-06-05T12:00:00z", "2024-06-05t12:00:00Z", "2024-06-05t12:00:00z"])
+    func utcForms(text: String) {
+        #expect(ReceiptDate(rfc3339: text)?.millisecondsSince1970 == june5Noon)
+    }
+
+    @Test(
+        "fractional seconds of any length, truncated to milliseconds",
+        arguments: [
+            ("2024-06-05T12:00:00.5Z", 500 as Int64),
+            ("2024-06-05T12:00:00.25Z", 250),
+            ("2024-06-05T12:00:00.123Z", 123),
+            ("2024-06-05T12:00:00.007Z", 7),
+            ("2024-06-05T12:00:00.123456789Z", 123),
+            ("2024-06-05T12:00:00.9999Z", 999),
+            ("2024-06-05T12:00:00.000Z", 0),
+        ])
+    func fractionalSeconds(text: String, milliseconds: Int64) {
+        #expect(ReceiptDate(rfc3339: text)?.millisecondsSince1970 == june5Noon + milliseconds)
+    }
+
+    @Test(
+        "offsets with and without a colon are converted to UTC",
+        arguments: [
+            "2024-06-05T14:00:00+02:00", "2024-06-05T15:00:00+0300", "2024-06-05T06:30:00-0530",
+            "2024-06-05T06:30:00-05:30", "2024-06-05T12:00:00+00:00", "2024-06-05T12:00:00-0000",
+        ])
+    func offsets(text: String) {
+        #expect(ReceiptDate(rfc3339: text)?.millisecondsSince1970 == june5Noon)
+    }
+
+    @Test("an offset can move the instant into another day, month and year")
+    func offsetsAcrossBoundaries() {
+        // 2023-12-31T23:00:00Z and 2024-03-01T05:29:00Z.
+        #expect(ReceiptDate(rfc3339: "2024-01-01T01:00:00+02:00")?.millisecondsSince1970 == 1_704_063_600_000)
+        #expect(ReceiptDate(rfc3339: "2024-02-29T23:59:00-05:30")?.millisecondsSince1970 == 1_709_270_940_000)
+    }
+
+    @Test("milliseconds and an offset together")
+    func fractionWithOffset() {
+        #expect(ReceiptDate(rfc3339: "2024-06-05T14:00:00.250+02:00")?.millisecondsSince1970 == june5Noon + 250)
+    }
+
+    @Test("years 0000 and 9999 are the bounds")
+    func yearBounds() {
+        #expect(ReceiptDate(rfc3339: "0000-01-01T00:00:00Z")?.millisecondsSince1970 == yearZero)
+        #expect(ReceiptDate(rfc3339: "9999-12-31T23:59:59Z")?.millisecondsSince1970 == lastSecond)
+        #expect(ReceiptDate(rfc3339: "9999-12-31T23:59:59.999Z")?.millisecondsSince1970 == lastSecond + 999)
+        #expect(ReceiptDate.earliest.millisecondsSince1970 == yearZero)
+        #expect(ReceiptDate.latest.millisecondsSince1970 == lastSecond + 999)
+    }
+
+    @Test(
+        "an offset that moves the instant outside years 0000-9999 is rejected",
+        arguments: ["0000-01-01T00:00:00+00:01", "9999-12-31T23:59:59-00:01"])
+    func outsideBounds(text: String) {
+        #expect(ReceiptDate(rfc3339: text) == nil)
+    }
+
+    @Test("dates before 1970 are negative")
+    func beforeEpoch() {
+        // Apollo 11 landing, 1969-07-20T20:17:40Z = -14 182 940 s.
+        #expect(ReceiptDate(rfc3339: "1969-07-20T20:17:40Z")?.millisecondsSince1970 == -14_182_940_000)
+        #expect(ReceiptDate(rfc3339: "1969-12-31T23:59:59.999Z")?.millisecondsSince1970 == -1)
+        #expect(ReceiptDate(rfc3339: "1970-01-01T00:00:00Z")?.millisecondsSince1970 == 0)
+    }
+
+    @Test(
+        "February 29th exists only in leap years",
+        arguments: [
+            ("2024-02-29T00:00:00Z", 1_709_164_800_000 as Int64?),
+            ("2000-02-29T00:00:00Z", 951_782_400_000),
+            ("2023-02-29T00:00:00Z", nil),
+            ("1900-02-29T00:00:00Z", nil),
+            ("2100-02-29T00:00:00Z", nil),
+        ])
+    func leapDays(text: String, expected: Int64?) {
+        #expect(ReceiptDate(rfc3339: text)?.millisecondsSince1970 == expected)
+    }
+
+    @Test(
+        "fields out of range are rejected",
+        arguments: [
+            "2024-13-01T00:00:00Z", "2024-00-01T00:00:00Z", "2024-01-32T00:00:00Z", "2024-01-00T00:00:00Z",
+            "2024-04-31T00:00:00Z", "2024-02-30T00:00:00Z", "2024-06-05T24:00:00Z", "2024-06-05T12:60:00Z",
+            "2024-06-05T12:00:60Z", "2024-06-05T12:00:00+24:00", "2024-06-05T12:00:00+02:60",
+        ])
+    func outOfRange(text: String) {
+        #expect(ReceiptDate(rfc3339: text) == nil)
+    }
+
+    @Test(
+        "text that is not exactly RFC 3339 is rejected",
+        arguments: [
+            "2024-06-05T12:00:00",  // no offset
+            "2024-06-05T12:00:00Zjunk", "2024-06-05T12:00:00Z ", " 2024-06-05T12:00:00Z",
+            "2024-06-05T12:00:00+02:00:00", "2024-06-05T12:00:00+02", "2024-06-05T12:00:00+2:00",
+            "2024-06-05T12:00:00.Z", "2024-06-05T12:00Z", "2024-6-05T12:00:00Z", "24-06-05T12:00:00Z",
+            "2024-06-05 12:00:00Z", "2024-06-05X12:00:00Z", "2024/06/05T12:00:00Z", "2024-06-05T12:00:00UTC",
+            "2024-06-05", "2024-06-05 12:00:00 Etc/GMT", "",
+        ])
+    func malformed(text: String) {
+        #expect(ReceiptDate(rfc3339: text) == nil)
+    }
+
+    @Test(
+        "only ASCII digits are digits",
+        arguments: [
+            "２０２４-06-05T12:00:00Z",  // fullwidth
+            "٢٠٢٤-06-05T12:00:00Z",  // Arabic-Indic
+            "2024-06-05T12:00:00.５Z", "2024-06-05T12:00:00+０２:00", "2024-06-05T1２:00:00Z",
+        ])
+    func nonASCIIDigits(text: String) {
+        #expect(ReceiptDate(rfc3339: text) == nil)
+    }
+}
+
+@Suite("ReceiptDate: printing")
+struct ReceiptDateFormattingTests {
+    @Test(
+        "RFC 3339 output is UTC with milliseconds only when there are some",
+        arguments: [
+            (june5Noon, "2024-06-05T12:00:00Z"),
+            (june5Noon + 250, "2024-06-05T12:00:00.250Z"),
+            (june5Noon + 7, "2024-06-05T12:00:00.007Z"),
+            (june5Noon + 999, "2024-06-05T12:00:00.999Z"),
+            (0, "1970-01-01T00:00:00Z"),
+            (yearZero, "0000-01-01T00:00:00Z"),
+            (lastSecond + 999, "9999-12-31T23:59:59.999Z"),
+        ])
+    func rfc3339Output(milliseconds: Int64, expected: String) {
+        let date = ReceiptDate(millisecondsSince1970: milliseconds)
+        #expect(date.rfc3339 == expected)
+        #expect(date.description == expected)
+    }
+
+    @Test(
+        "dates before 1970 print the right calendar date and time",
+        arguments: [
+            (-1 as Int64, "1969-12-31T23:59:59.999Z", "1969-12-31 23:59:59 Etc/GMT"),
+            (-1000, "1969-12-31T23:59:59Z", "1969-12-31 23:59:59 Etc/GMT"),
+            (-86_400_000, "1969-12-31T00:00:00Z", "1969-12-31 00:00:00 Etc/GMT"),
+            (-14_182_939_999, "1969-07-20T20:17:40.001Z", "1969-07-20 20:17:40 Etc/GMT"),
+            (-2_208_988_800_000, "1900-01-01T00:00:00Z", "1900-01-01 00:00:00 Etc/GMT"),
+        ])
+    func beforeEpoch(milliseconds: Int64, rfc3339: String, apple: String) {
+        let date = ReceiptDate(millisecondsSince1970: milliseconds)
+        #expect(date.rfc3339 == rfc3339)
+        #expect(date.appleFormat == apple)
+    }
+
+    @Test("Apple's format drops milliseconds and names Etc/GMT")
+    func appleFormatOutput() {
+        #expect(ReceiptDate(millisecondsSince1970: june5Noon + 999).appleFormat == "2024-06-05 12:00:00 Etc/GMT")
+        #expect(ReceiptDate(millisecondsSince1970: 1_709_164_800_000).appleFormat == "2024-02-29 00:00:00 Etc/GMT")
+    }
+
+    @Test("whole seconds round down, also before 1970")
+    func secondsRoundDown() {
+        #expect(ReceiptDate(millisecondsSince1970: 1_999).secondsSince1970 == 1)
+        #expect(ReceiptDate(millisecondsSince1970: -1).secondsSince1970 == -1)
+        #expect(ReceiptDate(millisecondsSince1970: -1_000).secondsSince1970 == -1)
+        #expect(ReceiptDate(millisecondsSince1970: -1_001).secondsSince1970 == -2)
+        #expect(ReceiptDate(secondsSince1970: 1_717_588_800).millisecondsSince1970 == june5Noon)
+    }
+
+    @Test(
+        "printing then parsing RFC 3339 gives back the same instant",
+        arguments: [yearZero, -14_182_939_999, -1, 0, 1, june5Noon + 123, lastSecond + 999])
+    func rfc3339RoundTrip(milliseconds: Int64) {
+        let date = ReceiptDate(millisecondsSince1970: milliseconds)
+        #expect(ReceiptDate(rfc3339: date.rfc3339) == date)
+    }
+
+    @Test("dates order by instant")
+    func ordering() {
+        #expect(ReceiptDate(millisecondsSince1970: -1) < ReceiptDate(millisecondsSince1970: 0))
+        #expect(ReceiptDate(rfc3339: "2024-06-05T14:00:00+02:00") == ReceiptDate(rfc3339: "2024-06-05T12:00:00Z"))
+    }
+}
+
+@Suite("ReceiptDate: Apple's verifyReceipt format")
+struct ReceiptDateAppleFormatTests {
+    @Test("parses 2024-06-05 12:00:00 Etc/GMT")
+    func parses() {
+        #expect(ReceiptDate(appleFormat: "2024-06-05 12:00:00 Etc/GMT")?.millisecondsSince1970 == june5Noon)
+        #expect(ReceiptDate(appleFormat: "1969-12-31 23:59:59 Etc/GMT")?.millisecondsSince1970 == -1000)
+        #expect(ReceiptDate(appleFormat: "2000-02-29 00:00:00 Etc/GMT")?.millisecondsSince1970 == 951_782_400_000)
+    }
+
+    @Test(
+        "rejects every other form",
+        arguments: [
+            "2024-06-05 12:00:00", "2024-06-05 12:00:00 GMT", "2024-06-05 12:00:00 etc/gmt",
+            "2024-06-05T12:00:00 Etc/GMT", "2024-06-05 12:00:00.000 Etc/GMT", "2024-06-05 12:00:00 Etc/GMT ",
+            "2024-06-05 12:00:00 America/Los_Angeles", "2024-06-05T12:00:00Z", "2023-02-29 00:00:00 Etc/GMT",
+            "2024-06-05 24:00:00 Etc/GMT", "2024-06-05  12:00:00 Etc/GMT", "",
+        ])
+    func rejects(text: String) {
+        #expect(ReceiptDate(appleFormat: text) == nil)
+    }
+
+    @Test("printing then parsing Apple's format keeps the whole second")
+    func roundTrip() {
+        let date = ReceiptDate(millisecondsSince1970: june5Noon + 750)
+        #expect(ReceiptDate(appleFormat: date.appleFormat)?.millisecondsSince1970 == june5Noon)
+    }
+}
