@@ -14,8 +14,10 @@ public struct ReceiptDate: Hashable, Comparable, Sendable, CustomStringConvertib
         self.millisecondsSince1970 = millisecondsSince1970
     }
 
+    /// Whole seconds; values beyond what milliseconds can hold saturate.
     public init(secondsSince1970: Int64) {
-        self.millisecondsSince1970 = secondsSince1970 * 1000
+        let (product, overflow) = secondsSince1970.multipliedReportingOverflow(by: 1000)
+        self.millisecondsSince1970 = overflow ? (secondsSince1970 < 0 ? .min : .max) : product
     }
 
     public static func < (lhs: ReceiptDate, rhs: ReceiptDate) -> Bool {
@@ -23,15 +25,18 @@ public struct ReceiptDate: Hashable, Comparable, Sendable, CustomStringConvertib
     }
 
     /// Whole seconds since 1970, rounded down.
-    public var secondsSince1970: Int64 {
+    public var secondsSince1970: Int64 { splitSeconds.seconds }
+
+    /// Whole seconds rounded down, and the milliseconds (0-999) past them.
+    private var splitSeconds: (seconds: Int64, milliseconds: Int64) {
         let (quotient, remainder) = millisecondsSince1970.quotientAndRemainder(dividingBy: 1000)
-        return remainder < 0 ? quotient - 1 : quotient
+        return remainder < 0 ? (quotient - 1, remainder + 1000) : (quotient, remainder)
     }
 
     /// RFC 3339 in UTC: `2024-06-05T12:00:00Z`, with `.SSS` only when there are milliseconds.
     public var rfc3339: String {
         let civil = CivilTime(secondsSince1970: secondsSince1970)
-        let milliseconds = millisecondsSince1970 - secondsSince1970 * 1000
+        let milliseconds = splitSeconds.milliseconds
         let fraction = milliseconds == 0 ? "" : "." + Self.pad(milliseconds, 3)
         return "\(civil.dateText)T\(civil.timeText)\(fraction)Z"
     }

@@ -176,7 +176,10 @@ private struct JSONFields {
         case .string(let literal): text = literal
         default: throw ReceiptJSONError(path: path(key), rule: "must be an integer, found \(value.kindName)")
         }
-        guard let integer = Int64(text), integer >= minimum else {
+        let digits = text.hasPrefix("-") ? text.dropFirst() : text[...]
+        guard !digits.isEmpty, digits.allSatisfy({ $0.isASCII && $0.isNumber }), let integer = Int64(text),
+            integer >= minimum
+        else {
             let range = minimum == 0 ? "a non-negative 64-bit integer" : "a 64-bit integer"
             throw ReceiptJSONError(path: path(key), rule: "must be \(range), found \(text)")
         }

@@ -14,8 +14,22 @@ public struct ReceiptSigner: Sendable {
     }
 
     /// The signed receipt in DER.
+    ///
+    /// - Throws: ``SigningError/Code/invalidRequest`` when the receipt holds values that its payload cannot carry
+    ///   faithfully (a negative quantity, a `sha1Hash` that is not 20 bytes, a date outside years 0000-9999, an
+    ///   undocumented attribute that reuses a documented type): what is signed always verifies as given.
     public func sign(_ receipt: Receipt) throws(SigningError) -> [UInt8] {
         let payload = receipt.payloadDER
+        let decoded: Receipt
+        do {
+            decoded = try Receipt(payload: payload[...])
+        } catch {
+            throw SigningError(.invalidRequest, "the receipt cannot be encoded faithfully: \(error)")
+        }
+        guard decoded == receipt else {
+            throw SigningError(
+                .invalidRequest, "an undocumented attribute reuses the type number of a documented field")
+        }
         let signature: [UInt8]
         do {
             signature = try credentials.key.signature(for: payload, digest: .sha256)

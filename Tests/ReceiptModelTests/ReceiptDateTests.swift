@@ -220,3 +220,19 @@ struct ReceiptDateAppleFormatTests {
         #expect(ReceiptDate(appleFormat: date.appleFormat)?.millisecondsSince1970 == june5Noon)
     }
 }
+
+@Suite("ReceiptDate: extreme values")
+struct ReceiptDateExtremeTests {
+    @Test("formatting the extremes of Int64 does not trap", arguments: [Int64.min, Int64.max, -1, 999])
+    func extremes(_ milliseconds: Int64) {
+        let date = ReceiptDate(millisecondsSince1970: milliseconds)
+        #expect(!date.rfc3339.isEmpty)
+        #expect(!date.appleFormat.isEmpty)
+    }
+
+    @Test("seconds beyond what milliseconds can hold saturate")
+    func saturatingSeconds() {
+        #expect(ReceiptDate(secondsSince1970: .max).millisecondsSince1970 == .max)
+        #expect(ReceiptDate(secondsSince1970: .min).millisecondsSince1970 == .min)
+    }
+}

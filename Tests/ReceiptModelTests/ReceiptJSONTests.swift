@@ -415,6 +415,8 @@ struct ReceiptJSONRejectionTests {
         JSONCase(name: "an exponent", json: document(#", "app_item_id": 1e3"#), path: "app_item_id"),
         JSONCase(name: "beyond 64 bits", json: document(#", "app_item_id": 9223372036854775808"#), path: "app_item_id"),
         JSONCase(name: "a string with a letter", json: document(#", "app_item_id": "12a""#), path: "app_item_id"),
+        JSONCase(name: "a string with a plus sign", json: document(#", "app_item_id": "+5""#), path: "app_item_id"),
+        JSONCase(name: "a string with spaces", json: document(#", "app_item_id": " 5""#), path: "app_item_id"),
         JSONCase(
             name: "an empty string", json: document(#", "version_external_identifier": """#),
             path: "version_external_identifier"),

@@ -115,6 +115,25 @@ struct SignerTests {
         #expect(error?.code == .invalidCertificate)
     }
 
+    @Test("a receipt the payload cannot carry faithfully is refused rather than signed")
+    func unfaithfulReceipts() throws {
+        let signer = try ReceiptSigner(credentials: TestFixtures.chain(.ecP256).credentials)
+        var negativeQuantity = TestFixtures.receipt()
+        negativeQuantity.inAppPurchases[0].quantity = -1
+        var shortHash = TestFixtures.receipt()
+        shortHash.sha1Hash = [1, 2, 3]
+        var farFuture = TestFixtures.receipt()
+        farFuture.expirationDate = ReceiptDate(millisecondsSince1970: .max)
+        var reusedType = TestFixtures.receipt()
+        reusedType.unknownAttributes = [
+            ReceiptAttribute(type: 17, version: 1, value: TestFixtures.receipt().inAppPurchases[0].payloadDER)
+        ]
+        for receipt in [negativeQuantity, shortHash, farFuture, reusedType] {
+            let error = #expect(throws: SigningError.self) { try signer.sign(receipt) }
+            #expect(error?.code == .invalidRequest)
+        }
+    }
+
     @Test("signing the same receipt twice with RSA gives the same bytes")
     func deterministicRSA() throws {
         #expect(try TestFixtures.signed(with: .rsa2048) == TestFixtures.signed(with: .rsa2048))
