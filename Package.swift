@@ -10,6 +10,7 @@ let package = Package(
         .library(name: "ReceiptCrypto", targets: ["ReceiptCrypto"]),
         .library(name: "ReceiptSigner", targets: ["ReceiptSigner"]),
         .library(name: "ReceiptVerifier", targets: ["ReceiptVerifier"]),
+        .library(name: "Entitlements", targets: ["Entitlements"]),
         .executable(name: "receipt", targets: ["receipt"]),
     ],
     targets: [
@@ -33,9 +34,12 @@ let package = Package(
             name: "ReceiptSigner",
             dependencies: ["ReceiptCMS", "ReceiptCrypto", "ReceiptDER", "ReceiptModel", "StrictJSON"]),
         .target(name: "ReceiptVerifier", dependencies: ["ReceiptCMS", "ReceiptCrypto", "ReceiptDER", "ReceiptModel"]),
+        .target(name: "Entitlements", dependencies: ["ReceiptModel", "ReceiptVerifier", "StrictJSON"]),
         .executableTarget(
             name: "receipt",
-            dependencies: ["ReceiptCrypto", "ReceiptModel", "ReceiptSigner", "ReceiptVerifier", "StrictJSON"]
+            dependencies: [
+                "Entitlements", "ReceiptCrypto", "ReceiptModel", "ReceiptSigner", "ReceiptVerifier", "StrictJSON",
+            ]
         ),
         .testTarget(name: "ReceiptDERTests", dependencies: ["ReceiptDER"], resources: [.copy("Vectors")]),
         .testTarget(name: "StrictJSONTests", dependencies: ["StrictJSON"]),
@@ -47,6 +51,12 @@ let package = Package(
                 "StrictJSON",
             ],
             resources: [.copy("Vectors")]
+        ),
+        .testTarget(
+            name: "EntitlementsTests",
+            dependencies: [
+                "Entitlements", "ReceiptCrypto", "ReceiptModel", "ReceiptSigner", "ReceiptVerifier", "StrictJSON",
+            ]
         ),
         .testTarget(name: "ReceiptCLITests", dependencies: ["receipt", "ReceiptVerifier"]),
     ]

@@ -16,8 +16,14 @@ public struct ReceiptDate: Hashable, Comparable, Sendable, CustomStringConvertib
 
     /// Whole seconds; values beyond what milliseconds can hold saturate.
     public init(secondsSince1970: Int64) {
-        let (product, overflow) = secondsSince1970.multipliedReportingOverflow(by: 1000)
-        self.millisecondsSince1970 = overflow ? (secondsSince1970 < 0 ? .min : .max) : product
+        self.init(secondsSince1970: secondsSince1970, milliseconds: 0)
+    }
+
+    /// Seconds plus milliseconds past them; values beyond what milliseconds can hold saturate.
+    init(secondsSince1970 seconds: Int64, milliseconds: Int64) {
+        let (product, overflow) = seconds.multipliedReportingOverflow(by: 1000)
+        let (sum, sumOverflow) = product.addingReportingOverflow(milliseconds)
+        self.millisecondsSince1970 = overflow || sumOverflow ? (seconds < 0 ? .min : .max) : sum
     }
 
     public static func < (lhs: ReceiptDate, rhs: ReceiptDate) -> Bool {
@@ -28,7 +34,7 @@ public struct ReceiptDate: Hashable, Comparable, Sendable, CustomStringConvertib
     public var secondsSince1970: Int64 { splitSeconds.seconds }
 
     /// Whole seconds rounded down, and the milliseconds (0-999) past them.
-    private var splitSeconds: (seconds: Int64, milliseconds: Int64) {
+    var splitSeconds: (seconds: Int64, milliseconds: Int64) {
         let (quotient, remainder) = millisecondsSince1970.quotientAndRemainder(dividingBy: 1000)
         return remainder < 0 ? (quotient - 1, remainder + 1000) : (quotient, remainder)
     }

@@ -13,7 +13,7 @@ public struct DevelopmentChain: Sendable {
     /// 2000-01-01T00:00:00Z and 2100-01-01T00:00:00Z: wide enough for receipts dated anywhere in between.
     public static let defaultValidity: (notBefore: Int64, notAfter: Int64) = (946_684_800, 4_102_444_800)
 
-    static let organization = "openreceipt development (TEST ONLY, never trust in production)"
+    static let organization = "openreceipt development (TEST ONLY: never trust in production)"
 
     /// Creates new keys and certificates. All three certificates share the validity period given.
     public static func create(

@@ -1,0 +1,226 @@
+import ReceiptModel
+import ReceiptVerifier
+
+/// Why receipts could not be evaluated together.
+public struct EntitlementError: Error, Hashable, Sendable, CustomStringConvertible {
+    public enum Code: String, Sendable {
+        /// The receipts belong to different apps.
+        case mixedBundleIDs = "mixed_bundle_ids"
+        /// A balance does not fit in 64 bits.
+        case balanceOverflow = "balance_overflow"
+    }
+
+    public let code: Code
+    public let message: String
+
+    public var description: String { "\(code.rawValue): \(message)" }
+}
+
+/// Decides what a buyer has unlocked at an instant, from verified receipts and the app's catalog, with the
+/// semantics of StoreKit 2's current entitlements.
+///
+/// The rules (intervals are half-open; "counts" means purchased at or before `now`, and a cancellation counts
+/// from its own date on):
+/// - Only verified receipts count (the type guarantees it). A transaction id seen in several receipts counts once;
+///   its copy from the newest receipt is used, and a refund seen in any copy stands.
+/// - Products missing from the catalog are ignored and listed as unknown.
+/// - non_consumable: `active` while a counted transaction is not cancelled; `revoked` when all were.
+/// - auto_renewable: `active` when a non-cancelled transaction has `purchase_date <= now < expires_date`;
+///   `revoked` when the transaction covering now, or else the latest one, was cancelled; otherwise, from the
+///   latest transaction, `grace` when `expires_date <= now < expires_date + grace_period`, else `expired`.
+///   Within a group only the best-ranked product that is active or in grace grants entitlements; the others that
+///   are active or in grace are superseded. Groups are independent.
+/// - non_renewing: `active` for `purchase_date <= now < purchase_date + duration` unless cancelled; otherwise
+///   `revoked` or `expired` as for subscriptions, without grace.
+/// - consumable: a balance per entitlement, the sum of `quantity * amount` over counted, non-cancelled
+///   transactions.
+/// - An entitlement granted by several products takes the best state and the transaction that gives it; among
+///   equals, the one that lasts longer (a lifetime purchase lasts longest).
+public struct EntitlementEngine: Sendable {
+    public let catalog: Catalog
+
+    public init(catalog: Catalog) {
+        self.catalog = catalog
+    }
+
+    /// Evaluates `receipts` at `now`.
+    ///
+    /// - Throws: ``EntitlementError`` when the receipts are for different apps (one app's purchases must never
+    ///   unlock another's) or a balance overflows.
+    public func evaluate(_ receipts: [VerifiedReceipt], at now: ReceiptDate) throws(EntitlementError)
+        -> EntitlementReport
+    {
+        let bundleIDs = Set(receipts.map(\.receipt.bundleID))
+        guard bundleIDs.count <= 1 else {
+            throw EntitlementError(
+                code: .mixedBundleIDs,
+                message: "the receipts are for different apps: \(bundleIDs.sorted().joined(separator: ", "))")
+        }
+        let transactions = Self.merge(receipts.map(\.receipt))
+        var byProduct: [String: [InAppPurchase]] = [:]
+        var unknown = Set<String>()
+        for transaction in transactions {
+            guard catalog.product(transaction.productID) != nil else {
+                unknown.insert(transaction.productID)
+                continue
+            }
+            if transaction.purchaseDate <= now { byProduct[transaction.productID, default: []].append(transaction) }
+        }
+
+        var results: [(product: Catalog.Product, standing: Standing)] = []
+        var balances: [String: Int64] = [:]
+        for product in catalog.products {
+            let counted = byProduct[product.id] ?? []
+            switch product.type {
+            case .consumable:
+                for name in product.entitlements { balances[name] = balances[name] ?? 0 }
+                for transaction in counted where !transaction.isCancelled(at: now) {
+                    let units = transaction.quantity ?? 1
+                    let (added, overflow) = units.multipliedReportingOverflow(by: product.amount ?? 0)
+                    for name in product.entitlements {
+                        let (total, sumOverflow) = (balances[name] ?? 0).addingReportingOverflow(added)
+                        guard !overflow, !sumOverflow else {
+                            throw EntitlementError(
+                                code: .balanceOverflow, message: "the balance of \"\(name)\" does not fit in 64 bits")
+                        }
+                        balances[name] = total
+                    }
+                }
+            case .nonConsumable:
+                if let standing = Self.lifetime(counted, now: now) { results.append((product, standing)) }
+            case .autoRenewable:
+                let periods = counted.compactMap { transaction in
+                    transaction.expiresDate.map { Period(transaction: transaction, end: $0) }
+                }
+                if let standing = Self.periodic(periods, now: now, grace: catalog.gracePeriod) {
+                    results.append((product, standing))
+                }
+            case .nonRenewing:
+                guard let duration = product.duration else { break }  // the catalog requires one
+                let periods = counted.map { Period(transaction: $0, end: $0.purchaseDate.adding(duration)) }
+                if let standing = Self.periodic(periods, now: now, grace: nil) { results.append((product, standing)) }
+            }
+        }
+
+        var entitlements: [String: Entitlement] = [:]
+        for (product, standing) in Self.removingSuperseded(results) {
+            for name in product.entitlements {
+                let candidate = standing.entitlement(name)
+                if let current = entitlements[name], !Self.isBetter(candidate, than: current) { continue }
+                entitlements[name] = candidate
+            }
+        }
+        return EntitlementReport(
+            now: now, entitlements: entitlements, balances: balances, unknownProducts: unknown.sorted())
+    }
+
+    /// One transaction per id: the copy from the newest receipt, cancelled if any copy says so (earliest date).
+    static func merge(_ receipts: [Receipt]) -> [InAppPurchase] {
+        var merged: [String: (purchase: InAppPurchase, created: ReceiptDate)] = [:]
+        var order: [String] = []
+        for receipt in receipts {
+            for purchase in receipt.inAppPurchases {
+                guard let existing = merged[purchase.transactionID] else {
+                    merged[purchase.transactionID] = (purchase, receipt.creationDate)
+                    order.append(purchase.transactionID)
+                    continue
+                }
+                var chosen = receipt.creationDate > existing.created ? (purchase, receipt.creationDate) : existing
+                let cancellations = [existing.purchase.cancellationDate, purchase.cancellationDate].compactMap { $0 }
+                chosen.0.cancellationDate = cancellations.min()
+                merged[purchase.transactionID] = chosen
+            }
+        }
+        return order.compactMap { merged[$0]?.purchase }
+    }
+
+    /// A transaction with the instant its paid period ends.
+    struct Period {
+        let transaction: InAppPurchase
+        let end: ReceiptDate
+    }
+
+    /// A product's state with the transaction behind it.
+    struct Standing {
+        let state: EntitlementState
+        let transaction: InAppPurchase
+        let expires: ReceiptDate?
+        let graceEnd: ReceiptDate?
+
+        /// When what it grants stops: never for lifetime purchases.
+        var lastsUntil: ReceiptDate { graceEnd ?? expires ?? ReceiptDate(millisecondsSince1970: .max) }
+
+        func entitlement(_ name: String) -> Entitlement {
+            Entitlement(
+                name: name, state: state, productID: transaction.productID, transactionID: transaction.transactionID,
+                originalTransactionID: transaction.originalTransactionID, purchaseDate: transaction.purchaseDate,
+                expiresDate: expires, graceExpiresDate: graceEnd)
+        }
+    }
+
+    static func lifetime(_ counted: [InAppPurchase], now: ReceiptDate) -> Standing? {
+        let live = counted.filter { !$0.isCancelled(at: now) }
+        if let first = live.min(by: { ($0.purchaseDate, $0.transactionID) < ($1.purchaseDate, $1.transactionID) }) {
+            return Standing(state: .active, transaction: first, expires: nil, graceEnd: nil)
+        }
+        guard let last = counted.max(by: { ($0.purchaseDate, $0.transactionID) < ($1.purchaseDate, $1.transactionID) })
+        else { return nil }
+        return Standing(state: .revoked, transaction: last, expires: nil, graceEnd: nil)
+    }
+
+    static func periodic(_ periods: [Period], now: ReceiptDate, grace: ISODuration?) -> Standing? {
+        func lastEnding(_ candidates: [Period]) -> Period? {
+            candidates.max {
+                ($0.end, $0.transaction.purchaseDate, $0.transaction.transactionID)
+                    < ($1.end, $1.transaction.purchaseDate, $1.transaction.transactionID)
+            }
+        }
+        let covering = periods.filter { $0.transaction.purchaseDate <= now && now < $0.end }
+        if let active = lastEnding(covering.filter { !$0.transaction.isCancelled(at: now) }) {
+            return Standing(state: .active, transaction: active.transaction, expires: active.end, graceEnd: nil)
+        }
+        if let refunded = lastEnding(covering) {
+            return Standing(state: .revoked, transaction: refunded.transaction, expires: refunded.end, graceEnd: nil)
+        }
+        guard let latest = lastEnding(periods) else { return nil }
+        if latest.transaction.isCancelled(at: now) {
+            return Standing(state: .revoked, transaction: latest.transaction, expires: latest.end, graceEnd: nil)
+        }
+        if let grace, now < latest.end.adding(grace) {
+            return Standing(
+                state: .grace, transaction: latest.transaction, expires: latest.end, graceEnd: latest.end.adding(grace))
+        }
+        return Standing(state: .expired, transaction: latest.transaction, expires: latest.end, graceEnd: nil)
+    }
+
+    /// Within each subscription group, keeps only the best-ranked product that is active or in grace among those
+    /// that are; products that are expired or revoked keep their state.
+    static func removingSuperseded(
+        _ results: [(product: Catalog.Product, standing: Standing)]
+    ) -> [(product: Catalog.Product, standing: Standing)] {
+        var winners: [String: Int] = [:]
+        for (product, standing) in results where standing.state.unlocks {
+            guard let group = product.group, let rank = product.rank else { continue }
+            winners[group] = min(winners[group] ?? rank, rank)
+        }
+        return results.filter { product, standing in
+            guard standing.state.unlocks, let group = product.group else { return true }
+            return product.rank == winners[group]
+        }
+    }
+
+    /// Whether `candidate` should replace `current`: a better state, or the same state lasting longer.
+    static func isBetter(_ candidate: Entitlement, than current: Entitlement) -> Bool {
+        if candidate.state != current.state { return candidate.state > current.state }
+        let forever = ReceiptDate(millisecondsSince1970: .max)
+        let candidateEnd = candidate.graceExpiresDate ?? candidate.expiresDate ?? forever
+        let currentEnd = current.graceExpiresDate ?? current.expiresDate ?? forever
+        if candidateEnd != currentEnd { return candidateEnd > currentEnd }
+        return (candidate.purchaseDate, candidate.transactionID) > (current.purchaseDate, current.transactionID)
+    }
+}
+
+extension InAppPurchase {
+    /// Whether a refund had happened by `now`.
+    func isCancelled(at now: ReceiptDate) -> Bool { cancellationDate.map { $0 <= now } ?? false }
+}

@@ -1,0 +1,131 @@
+import Entitlements
+import Foundation
+import ReceiptModel
+import ReceiptVerifier
+import StrictJSON
+
+/// `receipt entitlements`: what the buyer has unlocked now, from verified receipts and the app's catalog.
+enum EntitlementsCommand {
+    static let help = """
+        Usage: receipt entitlements RECEIPT [RECEIPT…] --trust ANCHOR --catalog CATALOG.json [options]
+
+        Verifies every receipt, merges their transactions (each transaction id counts once) and says which
+        entitlements are active, in grace, expired or revoked at one instant, and the consumable balances.
+        If any receipt fails verification nothing is evaluated: the command fails naming the file and the code.
+
+        Options:
+          --trust FILE        A trust anchor (PEM or DER; repeatable, at least one).
+          --catalog FILE      The product catalog (JSON; see the README).
+          --now RFC3339       Evaluate at this instant instead of the current time.
+          --bundle-id ID      Require every receipt to be for this app.
+          --json              Print one JSON object.
+        """
+
+    static func run(_ arguments: [String]) throws(CommandFailure) {
+        let parsed = try Arguments(
+            arguments,
+            spec: OptionSpec(
+                valued: ["--trust", "--catalog", "--now", "--bundle-id"], flags: ["--json"], maximumPositionals: .max))
+        guard !parsed.positionals.isEmpty else { throw .usage("at least one RECEIPT file is required") }
+        guard let catalogPath = try parsed.single("--catalog") else { throw .usage("--catalog is required") }
+        var now = ReceiptDate(millisecondsSince1970: Int64((Date().timeIntervalSince1970 * 1000).rounded(.down)))
+        if let text = try parsed.single("--now") {
+            guard let date = ReceiptDate(rfc3339: text) else {
+                throw .usage("--now \"\(text)\" is not an RFC 3339 time (e.g. 2024-06-15T12:00:00Z)")
+            }
+            now = date
+        }
+        let verifier: ReceiptVerifier
+        do {
+            verifier = try ReceiptVerifier(trustAnchors: try Anchors.load(parsed.all("--trust")))
+        } catch let failure as CommandFailure {
+            throw failure
+        } catch {
+            throw .usage("\(error)")
+        }
+        let catalog: Catalog
+        do {
+            catalog = try Catalog(json: Files.read(catalogPath))
+        } catch let failure as CommandFailure {
+            throw failure
+        } catch {
+            throw .rejected("catalog \(catalogPath): \(error)")
+        }
+        let options = VerificationOptions(bundleID: try parsed.single("--bundle-id"))
+        let json = parsed.flag("--json")
+
+        var verified: [VerifiedReceipt] = []
+        var failures: [(file: String, error: ReceiptVerificationError)] = []
+        for path in parsed.positionals {
+            let input = try Files.read(path, limit: verifier.limits.maximumInputSize)
+            do {
+                verified.append(try verifier.verify(input, options: options))
+            } catch {
+                failures.append((path, error))
+            }
+        }
+        guard failures.isEmpty else {
+            if json {
+                let errors: [JSONValue] = failures.map { failure in
+                    .object(
+                        JSONObject([
+                            "file": .string(failure.file), "code": .string(failure.error.code.rawValue),
+                            "message": .string(failure.error.message),
+                        ]))
+                }
+                let output = JSONObject(["now": .string(now.rfc3339), "errors": .array(errors)])
+                Files.writeStandardOutput(Array((JSONValue.object(output).serialized() + "\n").utf8))
+            }
+            let lines = failures.map { "\($0.file): invalid: \($0.error)" }
+            throw .rejected(
+                "no entitlements evaluated, a receipt failed verification:\n" + lines.joined(separator: "\n"))
+        }
+        let report: EntitlementReport
+        do {
+            report = try EntitlementEngine(catalog: catalog).evaluate(verified, at: now)
+        } catch {
+            throw .rejected("\(error)")
+        }
+        if json {
+            Files.writeStandardOutput(Array((JSONValue.object(report.json).serialized() + "\n").utf8))
+        } else {
+            Files.writeStandardOutput(Array(table(report).utf8))
+        }
+    }
+
+    /// A readable table: entitlement, state, until when, from which product.
+    static func table(_ report: EntitlementReport) -> String {
+        var rows = [["ENTITLEMENT", "STATE", "UNTIL", "PRODUCT"]]
+        for name in report.entitlements.keys.sorted() {
+            guard let entitlement = report.entitlements[name] else { continue }
+            let until: String =
+                switch entitlement.state {
+                case .active: entitlement.expiresDate?.rfc3339 ?? "forever"
+                case .grace:
+                    "\(entitlement.graceExpiresDate?.rfc3339 ?? "?") (grace; expired \(entitlement.expiresDate?.rfc3339 ?? "?"))"
+                case .expired: "expired \(entitlement.expiresDate?.rfc3339 ?? "?")"
+                case .revoked: "refunded"
+                }
+            rows.append([name, entitlement.state.rawValue, until, entitlement.productID])
+        }
+        let widths = (0..<4).map { column in rows.map { $0[column].count }.max() ?? 0 }
+        var lines = ["entitlements at \(report.now.rfc3339)"]
+        if report.entitlements.isEmpty {
+            lines.append("  (none)")
+        } else {
+            lines += rows.map { row in
+                zip(row, widths).map { cell, width in cell.padding(toLength: width, withPad: " ", startingAt: 0) }
+                    .joined(separator: "  ").trimmingCharacters(in: .whitespaces)
+            }
+        }
+        if !report.balances.isEmpty {
+            lines.append(
+                "balances: "
+                    + report.balances.keys.sorted().map { "\($0) \(report.balance($0))" }.joined(separator: ", "))
+        }
+        if !report.unknownProducts.isEmpty {
+            lines.append("unknown products (not in the catalog): " + report.unknownProducts.joined(separator: ", "))
+        }
+        return lines.joined(separator: "\n") + "\n"
+    }
+}
