@@ -8,6 +8,7 @@ let package = Package(
         .library(name: "StrictJSON", targets: ["StrictJSON"]),
         .library(name: "ReceiptModel", targets: ["ReceiptModel"]),
         .library(name: "ReceiptCrypto", targets: ["ReceiptCrypto"]),
+        .library(name: "ReceiptCompression", targets: ["ReceiptCompression"]),
         .library(name: "ReceiptSigner", targets: ["ReceiptSigner"]),
         .library(name: "ReceiptVerifier", targets: ["ReceiptVerifier"]),
         .library(name: "Entitlements", targets: ["Entitlements"]),
@@ -24,7 +25,8 @@ let package = Package(
             pkgConfig: "zlib",
             providers: [.apt(["zlib1g-dev"])]
         ),
-        .target(name: "CReceiptShims", dependencies: ["CReceiptOpenSSL"]),
+        .target(name: "CReceiptShims", dependencies: ["CReceiptOpenSSL", "CReceiptZlib"]),
+        .target(name: "ReceiptCompression", dependencies: ["CReceiptShims", "CReceiptZlib"]),
         .target(name: "ReceiptDER"),
         .target(name: "StrictJSON"),
         .target(name: "ReceiptCMS", dependencies: ["ReceiptDER"]),
@@ -32,8 +34,14 @@ let package = Package(
         .target(name: "ReceiptCrypto", dependencies: ["CReceiptOpenSSL", "CReceiptShims", "ReceiptDER"]),
         .target(
             name: "ReceiptSigner",
-            dependencies: ["ReceiptCMS", "ReceiptCrypto", "ReceiptDER", "ReceiptModel", "StrictJSON"]),
-        .target(name: "ReceiptVerifier", dependencies: ["ReceiptCMS", "ReceiptCrypto", "ReceiptDER", "ReceiptModel"]),
+            dependencies: [
+                "ReceiptCMS", "ReceiptCompression", "ReceiptCrypto", "ReceiptDER", "ReceiptModel", "StrictJSON",
+            ]
+        ),
+        .target(
+            name: "ReceiptVerifier",
+            dependencies: ["ReceiptCMS", "ReceiptCompression", "ReceiptCrypto", "ReceiptDER", "ReceiptModel"]
+        ),
         .target(name: "Entitlements", dependencies: ["ReceiptModel", "ReceiptVerifier", "StrictJSON"]),
         .executableTarget(
             name: "receipt",
@@ -47,7 +55,8 @@ let package = Package(
         .testTarget(
             name: "ReceiptVerifierTests",
             dependencies: [
-                "ReceiptVerifier", "ReceiptSigner", "ReceiptCrypto", "ReceiptModel", "ReceiptCMS", "ReceiptDER",
+                "ReceiptVerifier", "ReceiptSigner", "ReceiptCompression", "ReceiptCrypto", "ReceiptModel", "ReceiptCMS",
+                "ReceiptDER",
                 "StrictJSON",
             ],
             resources: [.copy("Vectors")]

@@ -19,3 +19,7 @@ void receipt_OPENSSL_free(void *pointer) { OPENSSL_free(pointer); }
 long receipt_BIO_get_mem_data(BIO *bio, const unsigned char **data) { return BIO_get_mem_data(bio, data); }
 
 unsigned long receipt_XN_FLAG_RFC2253(void) { return XN_FLAG_RFC2253; }
+
+int receipt_inflateInit(z_streamp stream) { return inflateInit(stream); }
+
+int receipt_deflateInit(z_streamp stream, int level) { return deflateInit(stream, level); }

@@ -1,4 +1,5 @@
 import ReceiptCMS
+import ReceiptCompression
 import ReceiptCrypto
 import ReceiptDER
 import ReceiptModel
@@ -15,10 +16,14 @@ public struct ReceiptSigner: Sendable {
 
     /// The signed receipt in DER.
     ///
+    /// With `compressed`, the payload is zlib-compressed into a CMS CompressedData (RFC 3274) and that is what is
+    /// signed: a smaller receipt that this project's verifier reads, but Apple's tools and other receipt parsers do
+    /// not. Without it, the receipt has Apple's layout.
+    ///
     /// - Throws: ``SigningError/Code/invalidRequest`` when the receipt holds values that its payload cannot carry
     ///   faithfully (a negative quantity, a `sha1Hash` that is not 20 bytes, a date outside years 0000-9999, an
     ///   undocumented attribute that reuses a documented type): what is signed always verifies as given.
-    public func sign(_ receipt: Receipt) throws(SigningError) -> [UInt8] {
+    public func sign(_ receipt: Receipt, compressed: Bool = false) throws(SigningError) -> [UInt8] {
         let payload = receipt.payloadDER
         let decoded: Receipt
         do {
@@ -30,9 +35,16 @@ public struct ReceiptSigner: Sendable {
             throw SigningError(
                 .invalidRequest, "an undocumented attribute reuses the type number of a documented field")
         }
+        var content = payload
+        if compressed {
+            guard let deflated = Zlib.deflate(payload) else {
+                throw SigningError(.signingFailed, "zlib could not compress")
+            }
+            content = CMSCompressedData.encode(zlibCompressed: deflated)
+        }
         let signature: [UInt8]
         do {
-            signature = try credentials.key.signature(for: payload, digest: .sha256)
+            signature = try credentials.key.signature(for: content, digest: .sha256)
         } catch {
             throw SigningError(.signingFailed, "\(error)")
         }
@@ -48,7 +60,8 @@ public struct ReceiptSigner: Sendable {
             default: CMSAlgorithmIdentifier(.ecdsaWithSHA256)
             }
         return CMSSignedData.encode(
-            content: payload,
+            content: content,
+            contentType: compressed ? .cmsCompressedData : .cmsData,
             digestAlgorithm: CMSAlgorithmIdentifier(.sha256, parameters: Self.null),
             certificates: ([credentials.certificate] + credentials.chain).map(\.derEncoded),
             issuer: issuerAndSerial.issuer,
@@ -59,7 +72,11 @@ public struct ReceiptSigner: Sendable {
 
     /// The signed receipt in DER, bound to `device`: a fresh random opaque value (field 4) and
     /// SHA-1(device ‖ opaque value ‖ bundle id) as field 5.
-    public func sign(_ receipt: Receipt, boundTo device: DeviceIdentifier) throws(SigningError) -> [UInt8] {
+    public func sign(
+        _ receipt: Receipt,
+        boundTo device: DeviceIdentifier,
+        compressed: Bool = false
+    ) throws(SigningError) -> [UInt8] {
         var bound = receipt
         do {
             bound.opaqueValue = try secureRandomBytes(16)
@@ -67,7 +84,7 @@ public struct ReceiptSigner: Sendable {
             throw SigningError(.signingFailed, "\(error)")
         }
         bound.sha1Hash = bound.deviceBindingInput(for: device).map { DigestAlgorithm.sha1.hash($0) }
-        return try sign(bound)
+        return try sign(bound, compressed: compressed)
     }
 
     private static let null: ArraySlice<UInt8> = [0x05, 0x00]

@@ -41,8 +41,8 @@ public struct SigningRequest: Sendable {
     }
 
     /// Signs the request's receipt, bound to its device when it names one.
-    public func signed(by signer: ReceiptSigner) throws(SigningError) -> [UInt8] {
-        guard let deviceIdentifier else { return try signer.sign(receipt) }
-        return try signer.sign(receipt, boundTo: deviceIdentifier)
+    public func signed(by signer: ReceiptSigner, compressed: Bool = false) throws(SigningError) -> [UInt8] {
+        guard let deviceIdentifier else { return try signer.sign(receipt, compressed: compressed) }
+        return try signer.sign(receipt, boundTo: deviceIdentifier, compressed: compressed)
     }
 }

@@ -1,4 +1,5 @@
 import ReceiptCMS
+import ReceiptCompression
 import ReceiptCrypto
 import ReceiptDER
 import ReceiptModel
@@ -12,7 +13,7 @@ public struct ReceiptEnvelope: Sendable {
     /// Every embedded certificate, in the order given.
     public let certificates: [Certificate]
     public let signerCertificate: Certificate
-    /// The signed payload octets.
+    /// The signed octets: the payload itself, or for a compressed receipt the DER of its CompressedData.
     public let content: ArraySlice<UInt8>
     public let digestAlgorithm: DigestAlgorithm
 
@@ -33,10 +34,11 @@ public struct ReceiptEnvelope: Sendable {
                 "SignedData.signerInfos has \(signedData.signerInfos.count) signers; exactly one is required")
         }
         self.signerInfo = signerInfo
-        guard signedData.contentType == .cmsData else {
+        guard signedData.contentType == .cmsData || signedData.contentType == .cmsCompressedData else {
             throw ReceiptVerificationError(
                 .wrongContentType,
-                "encapContentInfo.eContentType is \(signedData.contentType), not data (1.2.840.113549.1.7.1)")
+                "encapContentInfo.eContentType is \(signedData.contentType), not data (1.2.840.113549.1.7.1) "
+                    + "or compressedData (1.2.840.113549.1.9.16.1.9)")
         }
         guard let content = signedData.content else {
             throw ReceiptVerificationError(.missingContent, "encapContentInfo has no eContent: the payload is detached")
@@ -87,10 +89,51 @@ public struct ReceiptEnvelope: Sendable {
         }
     }
 
+    /// Whether the signed content is a CompressedData (RFC 3274) rather than the payload itself.
+    public var isCompressed: Bool { signedData.contentType == .cmsCompressedData }
+
+    /// The payload: the signed content itself, or, for a compressed receipt, its zlib content inflated within
+    /// `limits`. Call it after ``verifySignature()`` so that only authenticated bytes are inflated.
+    public func payload(limits: VerificationLimits = VerificationLimits()) throws(ReceiptVerificationError)
+        -> ArraySlice<UInt8>
+    {
+        guard isCompressed else { return content }
+        let compressed: CMSCompressedData
+        do {
+            compressed = try CMSCompressedData(derEncoded: content)
+        } catch {
+            throw ReceiptVerificationError(.unreadablePayload, "compressed content: \(error)")
+        }
+        guard compressed.compressionAlgorithm.algorithm == .zlibCompression,
+            compressed.compressionAlgorithm.parameters == nil
+        else {
+            throw ReceiptVerificationError(
+                .unsupportedAlgorithm,
+                "CompressedData.compressionAlgorithm is \(compressed.compressionAlgorithm.algorithm) with "
+                    + (compressed.compressionAlgorithm.parameters == nil ? "no parameters" : "parameters")
+                    + "; only id-alg-zlibCompress (1.2.840.113549.1.9.16.3.8) without parameters is supported")
+        }
+        guard compressed.contentType == .cmsData else {
+            throw ReceiptVerificationError(
+                .wrongContentType, "CompressedData holds \(compressed.contentType), not data (1.2.840.113549.1.7.1)")
+        }
+        do {
+            return try Zlib.inflate(
+                compressed.compressedContent, maximumOutput: limits.maximumDecompressedSize,
+                maximumRatio: limits.maximumCompressionRatio)[...]
+        } catch {
+            if case .malformed = error {
+                throw ReceiptVerificationError(.unreadablePayload, "compressed payload \(error)")
+            }
+            throw ReceiptVerificationError(.tooLarge, "compressed payload \(error)")
+        }
+    }
+
     /// Decodes the payload as a receipt.
     public func receipt(limits: VerificationLimits = VerificationLimits()) throws(ReceiptVerificationError) -> Receipt {
+        let payload = try payload(limits: limits)
         do {
-            return try Receipt(payload: content, maximumPurchases: limits.maximumPurchases)
+            return try Receipt(payload: payload, maximumPurchases: limits.maximumPurchases)
         } catch {
             let code: ReceiptVerificationError.Code =
                 switch error.reason {

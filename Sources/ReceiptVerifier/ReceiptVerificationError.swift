@@ -4,7 +4,7 @@ public struct ReceiptVerificationError: Error, Hashable, Sendable, CustomStringC
     public enum Code: String, CaseIterable, Sendable {
         /// Not DER, not strict base64, not a CMS SignedData, or bytes after the ContentInfo.
         case malformed
-        /// Larger than a configured limit (input size, nesting depth, number of purchases).
+        /// Larger than a configured limit (input size, nesting depth, number of purchases, inflated size or ratio).
         case tooLarge = "too_large"
         /// An iOS 6 per-transaction receipt (an ASCII property list), not an app receipt.
         case legacyTransactionReceipt = "legacy_transaction_receipt"
@@ -12,7 +12,7 @@ public struct ReceiptVerificationError: Error, Hashable, Sendable, CustomStringC
         case wrongSignerCount = "wrong_signer_count"
         /// The signed content is detached (no eContent).
         case missingContent = "missing_content"
-        /// The signed content is not of type `data` (1.2.840.113549.1.7.1).
+        /// The signed content is neither `data` (1.2.840.113549.1.7.1) nor CompressedData holding `data`.
         case wrongContentType = "wrong_content_type"
         /// A digest or signature algorithm other than SHA-1/SHA-256 with RSA (PKCS#1 v1.5) or ECDSA.
         case unsupportedAlgorithm = "unsupported_algorithm"

@@ -8,7 +8,7 @@ enum CommandLineInterface {
         Usage:
           receipt verify [FILE|-] --trust ANCHOR [--trust ANCHOR…] [--bundle-id ID] [--app-version V]
                          [--device-id UUID|MAC] [--at RFC3339] [--json]
-          receipt sign --key KEY.pem --cert LEAF.pem [--chain CA.pem…] [FILE|-] [-o OUT] [--base64]
+          receipt sign --key KEY.pem --cert LEAF.pem [--chain CA.pem…] [FILE|-] [-o OUT] [--base64] [--compress]
           receipt inspect FILE|- [--json]
           receipt certs create DIR [--algorithm rsa|ec]
           receipt entitlements RECEIPT… --trust ANCHOR --catalog CATALOG.json [--now RFC3339] [--json]

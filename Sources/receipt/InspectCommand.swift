@@ -115,13 +115,17 @@ enum ReceiptInspection {
 
     private static func envelopeJSON(_ envelope: ReceiptEnvelope) -> JSONObject {
         var object = JSONObject()
-        object["content_type"] = .string("signedData (1.2.840.113549.1.7.2) holding data")
+        object["content_type"] = .string(
+            "signedData (1.2.840.113549.1.7.2) holding "
+                + (envelope.isCompressed ? "compressedData (zlib) of data" : "data"))
         object["encoding"] = .string(
             envelope.signedData.hasIndefiniteLengthEnvelope ? "BER, indefinite lengths" : "definite lengths")
         object["digest_algorithm"] = .string(envelope.digestAlgorithm.rawValue)
         object["signature_algorithm"] = .string(envelope.signerInfo.signatureAlgorithm.algorithm.description)
         object["signed_attributes"] = .bool(envelope.signerInfo.signedAttributes != nil)
-        object["payload_bytes"] = .integer(envelope.content.count)
+        object["compressed"] = .bool(envelope.isCompressed)
+        object["signed_content_bytes"] = .integer(envelope.content.count)
+        object["payload_bytes"] = (try? envelope.payload().count).map(JSONValue.integer) ?? .null
         return object
     }
 

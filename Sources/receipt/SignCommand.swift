@@ -4,7 +4,7 @@ import ReceiptSigner
 /// `receipt sign`: a signing request (JSON) in, a signed receipt out.
 enum SignCommand {
     static let help = """
-        Usage: receipt sign --key KEY.pem --cert LEAF.pem [--chain CA.pem…] [FILE|-] [-o OUT] [--base64]
+        Usage: receipt sign --key KEY.pem --cert LEAF.pem [--chain CA.pem…] [FILE|-] [-o OUT] [--base64] [--compress]
 
         Signs a receipt described in JSON (standard input when FILE is - or absent), in verifyReceipt's
         vocabulary: bundle_id and receipt_creation_date are required, dates are RFC 3339 or *_ms, and in_app
@@ -17,6 +17,8 @@ enum SignCommand {
           --chain FILE   Certificates written after the signer's, intermediate first (repeatable).
           -o FILE        Write here (atomically; nothing is written on failure) instead of standard output.
           --base64       Write base64 text instead of DER.
+          --compress     Compress the payload (CMS CompressedData, zlib) before signing: much smaller for long
+                         subscription histories, but only this project's verifier reads it (Apple's tools do not).
 
         Example:
           receipt sign --key dev/receipt-signer.key --cert dev/receipt-signer.pem \\
@@ -26,7 +28,8 @@ enum SignCommand {
     static func run(_ arguments: [String]) throws(CommandFailure) {
         let parsed = try Arguments(
             arguments,
-            spec: OptionSpec(valued: ["--key", "--cert", "--chain", "-o"], flags: ["--base64"], maximumPositionals: 1))
+            spec: OptionSpec(
+                valued: ["--key", "--cert", "--chain", "-o"], flags: ["--base64", "--compress"], maximumPositionals: 1))
         guard let keyPath = try parsed.single("--key") else { throw .usage("--key is required") }
         guard let certificatePath = try parsed.single("--cert") else { throw .usage("--cert is required") }
         let output = try parsed.single("-o")
@@ -40,7 +43,8 @@ enum SignCommand {
         do {
             let credentials = try SigningCredentials(
                 keyFile: keyFile, certificateFile: certificateFile, chainFiles: chainFiles)
-            signed = try SigningRequest(json: request).signed(by: ReceiptSigner(credentials: credentials))
+            signed = try SigningRequest(json: request).signed(
+                by: ReceiptSigner(credentials: credentials), compressed: parsed.flag("--compress"))
         } catch {
             throw .rejected("\(error)")
         }

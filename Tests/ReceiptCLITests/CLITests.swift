@@ -310,4 +310,19 @@ struct CLITests {
         #expect(result.status == 1)
         #expect(result.standardError.contains("malformed"))
     }
+
+    @Test("sign --compress makes a smaller receipt that verify and inspect read")
+    func compressedReceipt() throws {
+        let runner = try CLIRunner()
+        try runner.makeChainAndRequest()
+        #expect(try runner.run(CLIRunner.signArguments + ["purchase.json", "-o", "plain.der"]).status == 0)
+        #expect(
+            try runner.run(CLIRunner.signArguments + ["purchase.json", "-o", "small.der", "--compress"]).status == 0)
+        let plain = try runner.run(["verify", "plain.der", "--trust", "dev/root-ca.pem", "--json"])
+        let small = try runner.run(["verify", "small.der", "--trust", "dev/root-ca.pem", "--json"])
+        #expect(small.status == 0)
+        #expect(small.output == plain.output)
+        let inspected = try runner.run(["inspect", "small.der", "--json"])
+        #expect(inspected.output.contains(#""compressed": true"#))
+    }
 }

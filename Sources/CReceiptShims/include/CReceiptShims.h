@@ -5,6 +5,7 @@
 #include <stddef.h>
 #include <openssl/bio.h>
 #include <openssl/x509.h>
+#include <zlib.h>
 
 /// `sk_X509_new_null`: an empty certificate stack, or NULL when out of memory.
 STACK_OF(X509) *receipt_sk_X509_new_null(void);
@@ -24,5 +25,9 @@ void receipt_OPENSSL_free(void *pointer);
 long receipt_BIO_get_mem_data(BIO *bio, const unsigned char **data);
 /// `XN_FLAG_RFC2253`: the flags that print a name as RFC 2253 text (a composed macro).
 unsigned long receipt_XN_FLAG_RFC2253(void);
+/// `inflateInit`: starts inflating a zlib (RFC 1950) stream; returns Z_OK or a zlib error code.
+int receipt_inflateInit(z_streamp stream);
+/// `deflateInit`: starts deflating into a zlib (RFC 1950) stream at `level` (0-9).
+int receipt_deflateInit(z_streamp stream, int level);
 
 #endif
