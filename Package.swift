@@ -12,6 +12,7 @@ let package = Package(
         .library(name: "ReceiptSigner", targets: ["ReceiptSigner"]),
         .library(name: "ReceiptVerifier", targets: ["ReceiptVerifier"]),
         .library(name: "Entitlements", targets: ["Entitlements"]),
+        .library(name: "FuzzChecks", targets: ["FuzzChecks"]),
         .executable(name: "receipt", targets: ["receipt"]),
     ],
     targets: [
@@ -43,6 +44,14 @@ let package = Package(
             dependencies: ["ReceiptCMS", "ReceiptCompression", "ReceiptCrypto", "ReceiptDER", "ReceiptModel"]
         ),
         .target(name: "Entitlements", dependencies: ["ReceiptModel", "ReceiptVerifier", "StrictJSON"]),
+        .target(
+            name: "FuzzChecks",
+            dependencies: [
+                "Entitlements", "ReceiptCrypto", "ReceiptDER", "ReceiptModel", "ReceiptSigner", "ReceiptVerifier",
+                "StrictJSON",
+            ],
+            path: "FuzzTesting/Checks"
+        ),
         .executableTarget(
             name: "receipt",
             dependencies: [
@@ -67,6 +76,7 @@ let package = Package(
                 "Entitlements", "ReceiptCrypto", "ReceiptModel", "ReceiptSigner", "ReceiptVerifier", "StrictJSON",
             ]
         ),
+        .testTarget(name: "FuzzRegressionTests", dependencies: ["FuzzChecks"]),
         .testTarget(name: "ReceiptCLITests", dependencies: ["receipt", "ReceiptVerifier"]),
     ]
 )
