@@ -18,6 +18,7 @@ work="$here/.build/corpus/$target"
 failures="$here/FailCases/$target"
 mkdir -p "$seeds" "$work" "$failures"
 
-# -rss_limit_mb covers ASan's quarantine; -timeout turns a hang into a finding.
-"$binary" "$work" "$seeds" -max_total_time="$seconds" -timeout=10 -rss_limit_mb=4096 \
+# -rss_limit_mb covers ASan's quarantine; -timeout turns a hang into a finding. Swift's own backtracer is off so
+# that it does not fight AddressSanitizer over a crash.
+SWIFT_BACKTRACE=enable=no "$binary" "$work" "$seeds" -max_total_time="$seconds" -timeout=10 -rss_limit_mb=4096 \
     -artifact_prefix="$failures/" -print_final_stats=1

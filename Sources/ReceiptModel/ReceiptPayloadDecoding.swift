@@ -8,8 +8,18 @@ extension Receipt {
     /// `receipt_creation_date` and, in each purchase, `product_id`, `transaction_id` and `purchase_date` are
     /// required. Undocumented attributes are kept raw.
     public init(payload: ArraySlice<UInt8>, maximumPurchases: Int = .max) throws(ReceiptPayloadError) {
+        // The purchase limit holds before any purchase is decoded: a first pass only reads attribute types.
+        var purchaseCount = 0
+        try forEachAttribute(in: payload, location: nil) { (attribute) throws(ReceiptPayloadError) in
+            guard attribute.type == ReceiptField.inAppPurchase.rawValue else { return }
+            purchaseCount += 1
+            guard purchaseCount <= maximumPurchases else {
+                throw ReceiptPayloadError(.tooManyPurchases(limit: maximumPurchases), at: nil)
+            }
+        }
         var fields = FieldValues<ReceiptField>()
         var purchases: [InAppPurchase] = []
+        purchases.reserveCapacity(purchaseCount)
         var unknown: [ReceiptAttribute] = []
         try forEachAttribute(in: payload, location: nil) { (attribute) throws(ReceiptPayloadError) in
             guard let field = ReceiptField(rawValue: attribute.type) else {
@@ -18,9 +28,6 @@ extension Receipt {
                 return
             }
             if field == .inAppPurchase {
-                guard purchases.count < maximumPurchases else {
-                    throw ReceiptPayloadError(.tooManyPurchases(limit: maximumPurchases), at: nil)
-                }
                 let location = "in_app[\(purchases.count)]"
                 purchases.append(try InAppPurchase(payload: attribute.value, location: location))
                 return

@@ -45,6 +45,14 @@ public struct ReceiptEnvelope: Sendable {
         }
         self.content = content
         digestAlgorithm = try Self.digestAlgorithm(signerInfo.digestAlgorithm)
+        // Every digest SignedData announces must be one we support, the signer's among them, as OpenSSL requires.
+        var announced: [DigestAlgorithm] = []
+        for identifier in signedData.digestAlgorithms { announced.append(try Self.digestAlgorithm(identifier)) }
+        guard announced.contains(digestAlgorithm) else {
+            throw ReceiptVerificationError(
+                .unsupportedAlgorithm,
+                "SignedData.digestAlgorithms does not list the signer's \(digestAlgorithm.rawValue)")
+        }
 
         var certificates: [Certificate] = []
         for (index, encoded) in signedData.certificates.enumerated() {

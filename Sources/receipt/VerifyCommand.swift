@@ -18,6 +18,8 @@ enum VerifyCommand {
           --device-id ID      Require the receipt to be bound to this device: a UUID (iOS) or MAC address (macOS).
           --at RFC3339        Check certificates at this time instead of the receipt's creation date.
           --json              Print one JSON object: {"valid":…,"status":…,"receipt"|"error":…}.
+          --max-input-size N, --max-depth N, --max-purchases N, --max-decompressed-size N
+                              Change a limit (defaults: 4194304 bytes, 32 levels, 10000, 16777216 bytes).
 
         Exit status: 0 valid, 1 invalid, 2 usage error, 3 file error.
         """
@@ -26,8 +28,8 @@ enum VerifyCommand {
         let parsed = try Arguments(
             arguments,
             spec: OptionSpec(
-                valued: ["--trust", "--bundle-id", "--app-version", "--device-id", "--at"], flags: ["--json"],
-                maximumPositionals: 1))
+                valued: LimitOptions.names.union(["--trust", "--bundle-id", "--app-version", "--device-id", "--at"]),
+                flags: ["--json"], maximumPositionals: 1))
         var options = VerificationOptions()
         options.bundleID = try parsed.single("--bundle-id")
         options.applicationVersion = try parsed.single("--app-version")
@@ -45,7 +47,8 @@ enum VerifyCommand {
         }
         let verifier: ReceiptVerifier
         do {
-            verifier = try ReceiptVerifier(trustAnchors: try Anchors.load(parsed.all("--trust")))
+            verifier = try ReceiptVerifier(
+                trustAnchors: try Anchors.load(parsed.all("--trust")), limits: try LimitOptions.limits(parsed))
         } catch let failure as CommandFailure {
             throw failure
         } catch {

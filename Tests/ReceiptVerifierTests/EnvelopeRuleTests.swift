@@ -95,6 +95,17 @@ struct EnvelopeRuleTests {
         #expect(try Self.code(builder) == .unsupportedAlgorithm)
     }
 
+    @Test("SignedData.digestAlgorithms must list only supported digests, the signer's among them")
+    func announcedDigests() throws {
+        var builder = try Self.builder()
+        builder.announcedDigestAlgorithms = [.sha256, ASN1ObjectIdentifier(arcs: 2, 16, 840, 3, 101, 3, 4, 2, 1)]
+        #expect(try Self.code(builder) == .unsupportedAlgorithm)
+        builder.announcedDigestAlgorithms = [.sha1]
+        #expect(try Self.code(builder) == .unsupportedAlgorithm)
+        builder.announcedDigestAlgorithms = [.sha1, .sha256]
+        #expect(try Self.code(builder) == nil)
+    }
+
     @Test("a signature algorithm whose hash differs from the digest algorithm is refused")
     func mismatchedSignatureAlgorithm() throws {
         var builder = try Self.builder()

@@ -87,6 +87,8 @@ struct EnvelopeBuilder {
     var contentType: ASN1ObjectIdentifier = .cmsData
     var digest: DigestAlgorithm = .sha256
     var digestAlgorithm: ASN1ObjectIdentifier = .sha256
+    /// SignedData.digestAlgorithms; nil for just the signer's.
+    var announcedDigestAlgorithms: [ASN1ObjectIdentifier]?
     var signatureAlgorithm: ASN1ObjectIdentifier?
     var signerCount = 1
     var identifyBySubjectKeyIdentifier = false
@@ -145,8 +147,10 @@ struct EnvelopeBuilder {
             contentInfo.appendConstructed(.contextSpecific(0, constructed: true)) { explicit in
                 explicit.appendSequence { signedData in
                     signedData.appendInteger(1)
-                    signedData.appendConstructed(.set) {
-                        $0.appendSequence { $0.appendObjectIdentifier(digestAlgorithm) }
+                    signedData.appendConstructed(.set) { set in
+                        for algorithm in announcedDigestAlgorithms ?? [digestAlgorithm] {
+                            set.appendSequence { $0.appendObjectIdentifier(algorithm) }
+                        }
                     }
                     signedData.appendSequence { encapsulated in
                         encapsulated.appendObjectIdentifier(contentType)
