@@ -13,8 +13,11 @@ public enum OpenSSLCMSVerification {
         case rejected(String)
     }
 
-    /// Verifies `der` with `CMS_verify` against `anchors` at `time` (seconds since 1970).
-    public static func verify(_ der: [UInt8], anchors: [Certificate], at time: Int64) -> Outcome {
+    /// Verifies `der` with `CMS_verify` against `anchors` at `time` (seconds since 1970); with
+    /// `checkingChain == false`, only the signature (`CMS_NO_SIGNER_CERT_VERIFY`).
+    public static func verify(_ der: [UInt8], anchors: [Certificate], at time: Int64, checkingChain: Bool = true)
+        -> Outcome
+    {
         clearOpenSSLErrors()
         defer { clearOpenSSLErrors() }
         guard let input = try? MemoryBIO(copying: der), let output = try? MemoryBIO() else {
@@ -29,7 +32,8 @@ public enum OpenSSLCMSVerification {
         let parameters = X509_STORE_get0_param(store)
         X509_VERIFY_PARAM_set_time(parameters, time_t(time))
         X509_VERIFY_PARAM_set_purpose(parameters, X509_PURPOSE_ANY)
-        guard CMS_verify(cms, nil, store, nil, output.pointer, UInt32(CMS_BINARY)) == 1 else {
+        let flags = UInt32(CMS_BINARY) | (checkingChain ? 0 : UInt32(CMS_NO_SIGNER_CERT_VERIFY))
+        guard CMS_verify(cms, nil, store, nil, output.pointer, flags) == 1 else {
             return .rejected(drainOpenSSLErrors())
         }
         return .verified(content: output.contents)
