@@ -31,6 +31,7 @@ public enum Zlib {
     ) throws(InflateError) -> [UInt8] {
         let (ratioLimit, overflow) = input.count.multipliedReportingOverflow(by: maximumRatio)
         let outputLimit = min(maximumOutput, overflow ? Int.max : ratioLimit)
+        guard input.count <= Int(uInt.max) else { throw .malformed("more than 4 GiB of compressed input") }
         var stream = z_stream()
         guard receipt_inflateInit(&stream) == Z_OK else { throw .malformed("zlib could not start") }
         defer { inflateEnd(&stream) }
@@ -65,8 +66,9 @@ public enum Zlib {
     }
 
     /// Compresses `input` as one zlib stream at the best compression level; nil only when zlib cannot allocate
-    /// its state.
+    /// its state or the input exceeds 4 GiB.
     public static func deflate(_ input: [UInt8]) -> [UInt8]? {
+        guard input.count <= Int(uInt.max) else { return nil }
         var stream = z_stream()
         guard receipt_deflateInit(&stream, Z_BEST_COMPRESSION) == Z_OK else { return nil }
         defer { deflateEnd(&stream) }

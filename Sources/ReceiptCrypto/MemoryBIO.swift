@@ -15,6 +15,7 @@ final class MemoryBIO {
     convenience init(copying bytes: some Collection<UInt8>) throws(CryptoError) {
         try self.init()
         let array = Array(bytes)
+        guard array.count <= Int32.max else { throw CryptoError(.operationFailed("reading more than 2 GiB")) }
         let written = array.withUnsafeBytes { BIO_write(pointer, $0.baseAddress, Int32($0.count)) }
         guard array.isEmpty || written == Int32(array.count) else {
             throw CryptoError(.operationFailed("writing to a memory BIO"))
