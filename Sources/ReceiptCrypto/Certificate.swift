@@ -9,28 +9,44 @@ public final class Certificate: @unchecked Sendable, Hashable, CustomStringConve
     let pointer: OpaquePointer
     /// The DER encoding exactly as received.
     public let derEncoded: [UInt8]
+    /// Start of the validity period, in seconds since 1970.
+    public let notBefore: Int64
+    /// End of the validity period, in seconds since 1970.
+    public let notAfter: Int64
+    // Decoded once, when the certificate is: OpenSSL 3 is slow to decode keys, and receipts reuse certificates.
+    private let decodedPublicKey: PublicKey?
+    private let decodedIssuerAndSerialNumber: (issuer: ArraySlice<UInt8>, serialNumber: ArraySlice<UInt8>)?
 
     /// Decodes one DER certificate that fills `der` exactly.
-    public init(derEncoded der: some Collection<UInt8>) throws(CryptoError) {
+    public convenience init(derEncoded der: some Collection<UInt8>) throws(CryptoError) {
         let bytes = Array(der)
         guard let decoded = decodeWhole(bytes, with: { d2i_X509(nil, $0, $1) }, free: X509_free) else {
             throw CryptoError(.invalidCertificate)
         }
-        pointer = decoded
-        derEncoded = bytes
+        self.init(owning: decoded, derEncoded: bytes)
     }
 
     /// Takes ownership of one reference to `pointer`.
-    init(owning pointer: OpaquePointer) throws(CryptoError) {
-        self.pointer = pointer
+    convenience init(owning pointer: OpaquePointer) throws(CryptoError) {
         var buffer: UnsafeMutablePointer<UInt8>?
         let length = i2d_X509(pointer, &buffer)
         guard length > 0, let buffer else {
             X509_free(pointer)
             throw CryptoError(.operationFailed("encoding a certificate"))
         }
-        derEncoded = Array(UnsafeBufferPointer(start: buffer, count: Int(length)))
+        let der = Array(UnsafeBufferPointer(start: buffer, count: Int(length)))
         receipt_OPENSSL_free(buffer)
+        self.init(owning: pointer, derEncoded: der)
+    }
+
+    private init(owning pointer: OpaquePointer, derEncoded: [UInt8]) {
+        self.pointer = pointer
+        self.derEncoded = derEncoded
+        notBefore = Self.seconds(X509_get0_notBefore(pointer))
+        notAfter = Self.seconds(X509_get0_notAfter(pointer))
+        decodedPublicKey = X509_get_pubkey(pointer).map(PublicKey.init(owning:))
+        decodedIssuerAndSerialNumber = try? Self.readIssuerAndSerialNumber(derEncoded)
+        clearOpenSSLErrors()
     }
 
     deinit { X509_free(pointer) }
@@ -99,12 +115,6 @@ public final class Certificate: @unchecked Sendable, Hashable, CustomStringConve
         return String(cString: hex)
     }
 
-    /// Start of the validity period, in seconds since 1970.
-    public var notBefore: Int64 { Self.seconds(X509_get0_notBefore(pointer)) }
-
-    /// End of the validity period, in seconds since 1970.
-    public var notAfter: Int64 { Self.seconds(X509_get0_notAfter(pointer)) }
-
     /// Whether basicConstraints says `cA: TRUE`.
     public var isCertificateAuthority: Bool { X509_get_extension_flags(pointer) & UInt32(EXFLAG_CA) != 0 }
 
@@ -135,8 +145,8 @@ public final class Certificate: @unchecked Sendable, Hashable, CustomStringConve
     /// The public key.
     public var publicKey: PublicKey {
         get throws(CryptoError) {
-            guard let key = X509_get_pubkey(pointer) else { throw CryptoError(.unsupportedKey) }
-            return PublicKey(owning: key)
+            guard let decodedPublicKey else { throw CryptoError(.unsupportedKey) }
+            return decodedPublicKey
         }
     }
 
@@ -152,7 +162,14 @@ public final class Certificate: @unchecked Sendable, Hashable, CustomStringConve
     /// `TBSCertificate ::= SEQUENCE { [0] version OPTIONAL, serialNumber, signature, issuer, … }`.
     public func issuerAndSerialNumber() throws(DERError) -> (issuer: ArraySlice<UInt8>, serialNumber: ArraySlice<UInt8>)
     {
-        var certificate = try ASN1Node.parse(derEncoded, rules: .der).children()
+        if let decodedIssuerAndSerialNumber { return decodedIssuerAndSerialNumber }
+        return try Self.readIssuerAndSerialNumber(derEncoded)
+    }
+
+    private static func readIssuerAndSerialNumber(
+        _ der: [UInt8]
+    ) throws(DERError) -> (issuer: ArraySlice<UInt8>, serialNumber: ArraySlice<UInt8>) {
+        var certificate = try ASN1Node.parse(der, rules: .der).children()
         var tbs = try certificate.readSequence()
         _ = try tbs.readOptionalNode(.contextSpecific(0, constructed: true))
         let serial = try tbs.readIntegerBytes()

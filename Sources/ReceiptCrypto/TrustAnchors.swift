@@ -57,13 +57,14 @@ public final class TrustAnchors: @unchecked Sendable {
     deinit { X509_STORE_free(store) }
 
     /// Builds the chain from `leaf` through any of `intermediates` to a pinned anchor and checks it at `time`
-    /// (seconds since 1970): signatures, validity periods, issuers being CAs. No key purpose is required.
+    /// (seconds since 1970), or with `time == nil` at no time at all (every check but validity periods):
+    /// signatures, validity periods, issuers being CAs. No key purpose is required.
     ///
     /// - Returns: the chain, leaf first, anchor last.
     public func validateChain(
         leaf: Certificate,
         intermediates: [Certificate],
-        at time: Int64
+        at time: Int64?
     ) -> Result<[Certificate], ChainValidationError> {
         clearOpenSSLErrors()
         guard let context = X509_STORE_CTX_new(), let untrusted = receipt_sk_X509_new_null() else {
@@ -78,8 +79,13 @@ public final class TrustAnchors: @unchecked Sendable {
             return .failure(
                 ChainValidationError(reason: .untrusted, detail: drainOpenSSLErrors(), depth: 0, subject: ""))
         }
-        X509_STORE_CTX_set_time(context, 0, time_t(time))
-        X509_VERIFY_PARAM_set_depth(X509_STORE_CTX_get0_param(context), Int32(Self.maximumChainLength))
+        let parameters = X509_STORE_CTX_get0_param(context)
+        if let time {
+            X509_STORE_CTX_set_time(context, 0, time_t(time))
+        } else {
+            X509_VERIFY_PARAM_set_flags(parameters, UInt(X509_V_FLAG_NO_CHECK_TIME))
+        }
+        X509_VERIFY_PARAM_set_depth(parameters, Int32(Self.maximumChainLength))
         let verified = X509_verify_cert(context) == 1
         defer { clearOpenSSLErrors() }
         guard verified else {

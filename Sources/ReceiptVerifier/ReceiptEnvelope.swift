@@ -17,8 +17,13 @@ public struct ReceiptEnvelope: Sendable {
     public let content: ArraySlice<UInt8>
     public let digestAlgorithm: DigestAlgorithm
 
-    /// Reads `input` (DER or base64 text) within `limits`.
-    public init(input: [UInt8], limits: VerificationLimits = VerificationLimits()) throws(ReceiptVerificationError) {
+    /// Reads `input` (DER or base64 text) within `limits`, taking certificates already decoded from
+    /// `certificateCache` when one is given.
+    public init(
+        input: [UInt8],
+        limits: VerificationLimits = VerificationLimits(),
+        certificateCache: CertificateCache? = nil
+    ) throws(ReceiptVerificationError) {
         let der = try ReceiptInput.derBytes(from: input, limits: limits)
         do {
             signedData = try CMSSignedData(berEncoded: der[...], maximumDepth: limits.maximumDepth)
@@ -57,7 +62,7 @@ public struct ReceiptEnvelope: Sendable {
         var certificates: [Certificate] = []
         for (index, encoded) in signedData.certificates.enumerated() {
             do {
-                certificates.append(try Certificate(derEncoded: encoded))
+                certificates.append(try certificateCache?.certificate(encoded) ?? Certificate(derEncoded: encoded))
             } catch {
                 throw ReceiptVerificationError(.invalidCertificate, "SignedData.certificates[\(index)]: \(error)")
             }

@@ -68,16 +68,29 @@ public struct ReceiptVerifier: Sendable {
     public let anchors: TrustAnchors
     public let limits: VerificationLimits
     public let markerPolicy: MarkerPolicy
+    /// Decoded certificates, which may be shared with other verifiers.
+    public let certificateCache: CertificateCache
+    /// Certificates that configuration no longer trusts: a chain that contains one is untrusted.
+    private let revoked: Set<[UInt8]>
+    private let chainVerdicts = ChainVerdictCache()
 
+    /// - Parameters:
+    ///   - revokedCertificates: certificates to distrust even where they chain to an anchor (a compromised
+    ///     intermediate or signer, say).
+    ///   - certificateCache: where decoded certificates are kept; give one cache to several verifiers to share it.
     /// - Throws: ``CryptoError`` when no anchor is given.
     public init(
         trustAnchors: [Certificate],
         limits: VerificationLimits = VerificationLimits(),
-        markerPolicy: MarkerPolicy = .underAppleRoots
+        markerPolicy: MarkerPolicy = .underAppleRoots,
+        revokedCertificates: [Certificate] = [],
+        certificateCache: CertificateCache = CertificateCache()
     ) throws(CryptoError) {
         anchors = try TrustAnchors(trustAnchors)
         self.limits = limits
         self.markerPolicy = markerPolicy
+        self.revoked = Set(revokedCertificates.map(\.derEncoded))
+        self.certificateCache = certificateCache
     }
 
     /// Verifies a receipt given as DER or base64 text.
@@ -85,22 +98,47 @@ public struct ReceiptVerifier: Sendable {
         _ input: [UInt8],
         options: VerificationOptions = VerificationOptions()
     ) throws(ReceiptVerificationError) -> VerifiedReceipt {
-        let envelope = try ReceiptEnvelope(input: input, limits: limits)
+        let envelope = try ReceiptEnvelope(input: input, limits: limits, certificateCache: certificateCache)
         try envelope.verifySignature()
         let receipt = try envelope.receipt(limits: limits)
         let time = options.validationTime ?? receipt.creationDate
-        let chain = try validateChain(envelope, at: time)
+        let chain = try trustedChain(envelope, at: time)
         try check(receipt, against: options)
         return VerifiedReceipt(
             receipt: receipt, chain: chain, validationTime: time, digestAlgorithm: envelope.digestAlgorithm)
     }
 
-    private func validateChain(_ envelope: ReceiptEnvelope, at time: ReceiptDate) throws(ReceiptVerificationError)
+    /// The validated chain for the envelope's certificates at `time`.
+    ///
+    /// The verdict on the same certificate bytes is computed once without validity periods and cached with the
+    /// window in which every certificate of its chain is valid; a receipt whose time falls inside that window
+    /// needs nothing more. Outside it, or for a chain never seen, full validation at `time` decides. A cached
+    /// verdict can only repeat what full validation would say.
+    private func trustedChain(_ envelope: ReceiptEnvelope, at time: ReceiptDate) throws(ReceiptVerificationError)
+        -> [Certificate]
+    {
+        let key = ([envelope.signerCertificate] + envelope.otherCertificates).map { DERKey($0.derEncoded[...]) }
+        let verdict: ChainVerdict
+        if let cached = chainVerdicts.verdict(for: key) {
+            verdict = cached
+        } else {
+            verdict = ChainVerdict(
+                result: Result { () throws(ReceiptVerificationError) in try validateChain(envelope, at: nil) })
+            chainVerdicts.store(verdict, for: key)
+        }
+        let chain = try verdict.result.get()
+        if verdict.validityWindow.contains(time.secondsSince1970) { return chain }
+        return try validateChain(envelope, at: time)
+    }
+
+    /// Full validation of the envelope's chain at `time` (or at no time: every check but validity periods),
+    /// followed by this verifier's policies.
+    private func validateChain(_ envelope: ReceiptEnvelope, at time: ReceiptDate?) throws(ReceiptVerificationError)
         -> [Certificate]
     {
         let chain: [Certificate]
         switch anchors.validateChain(
-            leaf: envelope.signerCertificate, intermediates: envelope.otherCertificates, at: time.secondsSince1970)
+            leaf: envelope.signerCertificate, intermediates: envelope.otherCertificates, at: time?.secondsSince1970)
         {
         case .success(let validated): chain = validated
         case .failure(let error):
@@ -112,7 +150,12 @@ public struct ReceiptVerifier: Sendable {
                 case .invalidCertificate: .invalidCertificate
                 case .invalidPurpose: .invalidCertificatePurpose
                 }
-            throw ReceiptVerificationError(code, "certificate chain at \(time.rfc3339): \(error)")
+            throw ReceiptVerificationError(
+                code, "certificate chain" + (time.map { " at \($0.rfc3339)" } ?? "") + ": \(error)")
+        }
+        for (depth, certificate) in chain.enumerated() where revoked.contains(certificate.derEncoded) {
+            throw ReceiptVerificationError(
+                .untrustedChain, "certificate \(depth) (\(certificate.subject)) is revoked by configuration")
         }
         for (depth, certificate) in chain.enumerated().dropFirst() where !certificate.isCertificateAuthority {
             throw ReceiptVerificationError(
