@@ -43,6 +43,10 @@ let package = Package(
             name: "ReceiptVerifier",
             dependencies: ["ReceiptCMS", "ReceiptCompression", "ReceiptCrypto", "ReceiptDER", "ReceiptModel"]
         ),
+        .target(
+            name: "ReceiptBenchmark",
+            dependencies: ["ReceiptCMS", "ReceiptCrypto", "ReceiptModel", "ReceiptSigner", "ReceiptVerifier"]
+        ),
         .target(name: "Entitlements", dependencies: ["ReceiptModel", "ReceiptVerifier", "StrictJSON"]),
         .target(
             name: "FuzzChecks",
@@ -55,7 +59,8 @@ let package = Package(
         .executableTarget(
             name: "receipt",
             dependencies: [
-                "Entitlements", "ReceiptCrypto", "ReceiptModel", "ReceiptSigner", "ReceiptVerifier", "StrictJSON",
+                "Entitlements", "ReceiptBenchmark", "ReceiptCrypto", "ReceiptModel", "ReceiptSigner", "ReceiptVerifier",
+                "StrictJSON",
             ]
         ),
         .testTarget(name: "ReceiptDERTests", dependencies: ["ReceiptDER"], resources: [.copy("Vectors")]),

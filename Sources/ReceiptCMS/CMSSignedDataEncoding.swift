@@ -32,7 +32,7 @@ extension CMSSignedData {
                             eContent.appendOctetString(content)
                         }
                     }
-                    signedData.append(.contextSpecific(0, constructed: true), content: certificates.joined())
+                    signedData.append(.contextSpecific(0, constructed: true), contentsOf: certificates)
                     signedData.appendConstructed(.set) { signerInfos in
                         signerInfos.appendSequence { signer in
                             signer.appendInteger(1)

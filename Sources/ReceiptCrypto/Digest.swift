@@ -56,3 +56,6 @@ public func secureRandomBytes(_ count: Int) throws(CryptoError) -> [UInt8] {
     }
     return bytes
 }
+
+/// The OpenSSL library version in use, e.g. "OpenSSL 3.0.19 27 Jan 2026".
+public var openSSLVersion: String { String(cString: OpenSSL_version(OPENSSL_VERSION)) }

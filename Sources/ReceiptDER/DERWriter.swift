@@ -5,10 +5,26 @@ public struct DERWriter: Sendable {
     public init() {}
 
     /// Appends an element with the given tag and content octets.
-    public mutating func append(_ tag: ASN1Tag, content: some Collection<UInt8>) {
-        appendIdentifier(tag)
-        appendLength(content.count)
+    public mutating func append(_ tag: ASN1Tag, content: [UInt8]) {
+        appendHeader(tag, length: content.count)
         bytes.append(contentsOf: content)
+    }
+
+    /// Appends an element with the given tag and content octets.
+    public mutating func append(_ tag: ASN1Tag, content: ArraySlice<UInt8>) {
+        appendHeader(tag, length: content.count)
+        bytes.append(contentsOf: content)
+    }
+
+    /// Appends an element whose content is any sequence of octets (gathered into an array first).
+    public mutating func append(_ tag: ASN1Tag, content: some Sequence<UInt8>) {
+        append(tag, content: Array(content))
+    }
+
+    /// Appends an element whose content is `parts` one after the other.
+    public mutating func append(_ tag: ASN1Tag, contentsOf parts: [[UInt8]]) {
+        appendHeader(tag, length: parts.reduce(0) { $0 + $1.count })
+        for part in parts { bytes.append(contentsOf: part) }
     }
 
     /// Appends a constructed element whose content `build` writes.
@@ -28,31 +44,65 @@ public struct DERWriter: Sendable {
 
     /// Appends `SET OF` with its elements in DER order, whatever order they are given in.
     public mutating func appendSetOf(_ encodedElements: [[UInt8]]) {
-        let sorted = encodedElements.sorted { $0.lexicographicallyPrecedes($1) }
-        append(.set, content: sorted.joined())
+        append(.set, contentsOf: encodedElements.sorted { $0.lexicographicallyPrecedes($1) })
     }
 
     /// Appends an already encoded element verbatim.
-    public mutating func appendEncoded(_ encoded: some Collection<UInt8>) {
+    public mutating func appendEncoded(_ encoded: [UInt8]) {
         bytes.append(contentsOf: encoded)
     }
 
-    public mutating func appendInteger<T: FixedWidthInteger>(_ value: T) {
-        var littleEndian: [UInt8] = []
-        var rest = value
-        for _ in 0..<(T.bitWidth / 8) {
-            littleEndian.append(UInt8(truncatingIfNeeded: rest))
-            rest >>= 8
+    /// Appends an already encoded element verbatim.
+    public mutating func appendEncoded(_ encoded: ArraySlice<UInt8>) {
+        bytes.append(contentsOf: encoded)
+    }
+
+    /// Appends an INTEGER in its shortest two's-complement form.
+    public mutating func appendInteger(_ value: Int64) {
+        var count = 8
+        while count > 1 {
+            let top = UInt8(truncatingIfNeeded: value >> ((count - 1) * 8))
+            let next = UInt8(truncatingIfNeeded: value >> ((count - 2) * 8))
+            guard (top == 0 && next & 0x80 == 0) || (top == 0xFF && next & 0x80 != 0) else { break }
+            count -= 1
         }
-        if !T.isSigned, let top = littleEndian.last, top & 0x80 != 0 { littleEndian.append(0) }
-        appendInteger(twosComplement: littleEndian.reversed())
+        appendHeader(.integer, length: count)
+        for index in stride(from: count - 1, through: 0, by: -1) {
+            bytes.append(UInt8(truncatingIfNeeded: value >> (index * 8)))
+        }
+    }
+
+    /// Appends an INTEGER in its shortest two's-complement form.
+    public mutating func appendInteger(_ value: Int) {
+        appendInteger(Int64(value))
+    }
+
+    /// Appends an INTEGER of any width in its shortest two's-complement form.
+    public mutating func appendInteger<T: FixedWidthInteger>(_ value: T) {
+        if let small = Int64(exactly: value) { return appendInteger(small) }
+        var bigEndian: [UInt8] = T.isSigned ? [] : [0]
+        for index in stride(from: T.bitWidth / 8 - 1, through: 0, by: -1) {
+            bigEndian.append(UInt8(truncatingIfNeeded: value >> (index * 8)))
+        }
+        appendInteger(twosComplement: bigEndian[...])
+    }
+
+    /// Appends an INTEGER in its shortest two's-complement form (a leading zero octet when the top bit is set).
+    public mutating func appendInteger(_ value: UInt64) {
+        var bigEndian: [UInt8] = [0]
+        for index in stride(from: 7, through: 0, by: -1) { bigEndian.append(UInt8(truncatingIfNeeded: value >> (index * 8))) }
+        appendInteger(twosComplement: bigEndian[...])
     }
 
     /// Appends an INTEGER from big-endian two's-complement octets, trimming redundant leading octets.
-    public mutating func appendInteger(twosComplement octets: some Collection<UInt8>) {
-        let octets = Array(octets)
-        var start = 0
-        while octets.count - start > 1 {
+    public mutating func appendInteger(twosComplement octets: [UInt8]) {
+        appendInteger(twosComplement: octets[...])
+    }
+
+    /// Appends an INTEGER from big-endian two's-complement octets, trimming redundant leading octets.
+    public mutating func appendInteger(twosComplement octets: ArraySlice<UInt8>) {
+        var start = octets.startIndex
+        while octets.endIndex - start > 1 {
             let (first, second) = (octets[start], octets[start + 1])
             guard (first == 0 && second & 0x80 == 0) || (first == 0xFF && second & 0x80 != 0) else { break }
             start += 1
@@ -64,7 +114,11 @@ public struct DERWriter: Sendable {
         append(.objectIdentifier, content: identifier.contentOctets)
     }
 
-    public mutating func appendOctetString(_ octets: some Collection<UInt8>) {
+    public mutating func appendOctetString(_ octets: [UInt8]) {
+        append(.octetString, content: octets)
+    }
+
+    public mutating func appendOctetString(_ octets: ArraySlice<UInt8>) {
         append(.octetString, content: octets)
     }
 
@@ -78,7 +132,12 @@ public struct DERWriter: Sendable {
     }
 
     public mutating func appendNull() {
-        append(.null, content: EmptyCollection())
+        appendHeader(.null, length: 0)
+    }
+
+    private mutating func appendHeader(_ tag: ASN1Tag, length: Int) {
+        appendIdentifier(tag)
+        appendLength(length)
     }
 
     private mutating func appendIdentifier(_ tag: ASN1Tag) {

@@ -55,7 +55,7 @@ extension InAppPurchase {
 /// `SET OF` with the elements in the order given.
 private func encodeSet(_ elements: [[UInt8]]) -> [UInt8] {
     var writer = DERWriter()
-    writer.append(.set, content: elements.joined())
+    writer.append(.set, contentsOf: elements)
     return writer.bytes
 }
 

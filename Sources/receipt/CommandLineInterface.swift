@@ -12,6 +12,7 @@ enum CommandLineInterface {
           receipt inspect FILE|- [--json]
           receipt certs create DIR [--algorithm rsa|ec]
           receipt entitlements RECEIPT… --trust ANCHOR --catalog CATALOG.json [--now RFC3339] [--json]
+          receipt bench [--seconds S] [--rounds N] [--threads T] [--json]
 
         Run 'receipt COMMAND --help' for a command's options.
         Exit status: 0 success, 1 input rejected (e.g. invalid receipt), 2 usage error, 3 file error.
@@ -30,6 +31,7 @@ enum CommandLineInterface {
             case "inspect": try help(rest, InspectCommand.help) ?? InspectCommand.run(rest)
             case "certs": try help(rest, CertsCommand.help) ?? CertsCommand.run(rest)
             case "entitlements": try help(rest, EntitlementsCommand.help) ?? EntitlementsCommand.run(rest)
+            case "bench": try help(rest, BenchCommand.help) ?? BenchCommand.run(rest)
             case "--help", "-h", "help":
                 Files.writeStandardOutput(Array((usage + "\n").utf8))
             case "--version":

@@ -1,0 +1,197 @@
+import Dispatch
+import Foundation
+import ReceiptCMS
+import ReceiptCrypto
+import ReceiptModel
+import ReceiptSigner
+import ReceiptVerifier
+import Synchronization
+
+/// Measures verification and signing on receipts it signs itself, next to the two yardsticks that give the
+/// numbers meaning: the raw signature check with the same key (`EVP_DigestVerify`, the physical limit) and the
+/// usual way (`d2i_PKCS7` + `PKCS7_verify`). Every rate is the median of several rounds.
+public enum Benchmark {
+    public struct Configuration: Sendable {
+        /// Length of one round of one measurement.
+        public var secondsPerRound: Double
+        /// Rounds per measurement; the median is reported.
+        public var rounds: Int
+        /// Threads for the all-cores measurement.
+        public var threads: Int
+
+        public init(secondsPerRound: Double = 1, rounds: Int = 5, threads: Int = ProcessInfo.processInfo.activeProcessorCount) {
+            self.secondsPerRound = secondsPerRound
+            self.rounds = max(1, rounds)
+            self.threads = max(1, threads)
+        }
+    }
+
+    /// Operations per second: the median and every round.
+    public struct Rate: Sendable {
+        public let median: Double
+        public let rounds: [Double]
+    }
+
+    /// The figures for one key type.
+    public struct KeyFigures: Sendable {
+        public let algorithm: String
+        public let verify: Rate
+        public let verifyAllCores: Rate
+        public let rawVerify: Rate
+        public let pkcs7Verify: Rate
+        public let sign: Rate
+        public let rawSign: Rate
+        /// Median milliseconds to verify and parse a receipt of 1000 purchases.
+        public let verifyLargeMilliseconds: Double
+        public let largeReceiptBytes: Int
+        public let smallReceiptBytes: Int
+    }
+
+    public struct Report: Sendable {
+        public let machine: String
+        public let threads: Int
+        public let configuration: Configuration
+        public let figures: [KeyFigures]
+        public let peakMemoryBytes: Int
+    }
+
+    /// Runs every measurement for RSA-2048 and EC P-256; `progress` hears what is being measured.
+    public static func run(
+        _ configuration: Configuration = Configuration(),
+        progress: (String) -> Void = { _ in }
+    ) throws -> Report {
+        var figures: [KeyFigures] = []
+        for algorithm in [GeneratedKeyAlgorithm.rsa2048, .ecP256] {
+            figures.append(try measure(algorithm, configuration, progress: progress))
+        }
+        var usage = rusage()
+        getrusage(RUSAGE_SELF.rawValue, &usage)
+        return Report(
+            machine: machineDescription, threads: configuration.threads, configuration: configuration,
+            figures: figures, peakMemoryBytes: usage.ru_maxrss * 1024)
+    }
+
+    static func measure(
+        _ algorithm: GeneratedKeyAlgorithm,
+        _ configuration: Configuration,
+        progress: (String) -> Void
+    ) throws -> KeyFigures {
+        let name = algorithm == .rsa2048 ? "RSA-2048" : "EC P-256"
+        let chain = try DevelopmentChain.create(algorithm: algorithm)
+        let signer = try ReceiptSigner(credentials: chain.credentials)
+        let small = sampleReceipt(purchases: 3)
+        let large = sampleReceipt(purchases: 1000)
+        let smallSigned = try signer.sign(small)
+        let largeSigned = try signer.sign(large)
+        let verifier = try ReceiptVerifier(trustAnchors: [chain.root])
+        guard try verifier.verify(smallSigned).receipt == small, try verifier.verify(largeSigned).receipt == large else {
+            throw BenchmarkError.selfCheckFailed
+        }
+        let payload = small.payloadDER
+        let signature = try chain.signerKey.signature(for: payload, digest: .sha256)
+        let key = try chain.signer.publicKey
+        let pkcs7 = try OpenSSLPKCS7Verifier(anchors: [chain.root], at: small.creationDate.secondsSince1970)
+        guard key.isValidSignature(signature, for: payload, digest: .sha256), pkcs7.verify(smallSigned) else {
+            throw BenchmarkError.selfCheckFailed
+        }
+
+        progress("\(name): our verify, one thread")
+        let verify = rate(configuration) { _ = try? verifier.verify(smallSigned) }
+        progress("\(name): our verify, \(configuration.threads) threads")
+        let verifyAllCores = parallelRate(configuration) { _ = try? verifier.verify(smallSigned) }
+        progress("\(name): raw EVP_DigestVerify")
+        let rawVerify = rate(configuration) { _ = key.isValidSignature(signature, for: payload, digest: .sha256) }
+        progress("\(name): d2i_PKCS7 + PKCS7_verify")
+        let pkcs7Verify = rate(configuration) { _ = pkcs7.verify(smallSigned) }
+        progress("\(name): our sign")
+        let sign = rate(configuration) { _ = try? signer.sign(small) }
+        progress("\(name): raw EVP_DigestSign")
+        let rawSign = rate(configuration) { _ = try? chain.signerKey.signature(for: payload, digest: .sha256) }
+        progress("\(name): verify and parse 1000 purchases")
+        let largeRate = rate(configuration) { _ = try? verifier.verify(largeSigned) }
+        return KeyFigures(
+            algorithm: name, verify: verify, verifyAllCores: verifyAllCores, rawVerify: rawVerify,
+            pkcs7Verify: pkcs7Verify, sign: sign, rawSign: rawSign, verifyLargeMilliseconds: 1000 / largeRate.median,
+            largeReceiptBytes: largeSigned.count, smallReceiptBytes: smallSigned.count)
+    }
+
+    /// A receipt like a subscription app's: the renewals of one subscription.
+    static func sampleReceipt(purchases: Int) -> Receipt {
+        let start: Int64 = 1_577_836_800_000  // 2020-01-01
+        let week: Int64 = 7 * 86_400_000
+        return Receipt(
+            bundleID: "com.example.game", creationDate: ReceiptDate(millisecondsSince1970: start + Int64(purchases + 1) * week),
+            receiptType: "Production", appItemID: 1_234_567_890, applicationVersion: "42", originalApplicationVersion: "1.0",
+            originalPurchaseDate: ReceiptDate(millisecondsSince1970: start),
+            inAppPurchases: (0..<Int64(purchases)).map { index in
+                InAppPurchase(
+                    productID: "com.example.pro.weekly", transactionID: String(1_000_000_000_000_000 + index),
+                    purchaseDate: ReceiptDate(millisecondsSince1970: start + index * week),
+                    originalTransactionID: "1000000000000000",
+                    originalPurchaseDate: ReceiptDate(millisecondsSince1970: start), productType: 3,
+                    expiresDate: ReceiptDate(millisecondsSince1970: start + (index + 1) * week),
+                    webOrderLineItemID: 1_000_000_050_000_000 + index, isTrialPeriod: index == 0,
+                    isInIntroOfferPeriod: false)
+            })
+    }
+
+    /// Runs `body` for `secondsPerRound` per round and returns the median rate over the rounds.
+    static func rate(_ configuration: Configuration, _ body: () -> Void) -> Rate {
+        let rounds = (0..<configuration.rounds).map { _ in
+            let (count, elapsed) = loop(for: configuration.secondsPerRound, body)
+            return Double(count) / elapsed
+        }
+        return Rate(median: median(rounds), rounds: rounds)
+    }
+
+    /// The same with `threads` threads running `body` at once; the rate is their sum.
+    static func parallelRate(_ configuration: Configuration, _ body: @escaping @Sendable () -> Void) -> Rate {
+        let rounds = (0..<configuration.rounds).map { _ in
+            let total = Mutex(0)
+            let start = now()
+            DispatchQueue.concurrentPerform(iterations: configuration.threads) { _ in
+                let count = loop(for: configuration.secondsPerRound, body).count
+                total.withLock { $0 += count }
+            }
+            return Double(total.withLock { $0 }) / (now() - start)
+        }
+        return Rate(median: median(rounds), rounds: rounds)
+    }
+
+    private static func loop(for seconds: Double, _ body: () -> Void) -> (count: Int, elapsed: Double) {
+        let start = now()
+        var count = 0
+        var elapsed = 0.0
+        repeat {
+            for _ in 0..<8 { body() }
+            count += 8
+            elapsed = now() - start
+        } while elapsed < seconds
+        return (count, elapsed)
+    }
+
+    private static func now() -> Double {
+        var time = timespec()
+        clock_gettime(CLOCK_MONOTONIC, &time)
+        return Double(time.tv_sec) + Double(time.tv_nsec) / 1e9
+    }
+
+    private static func median(_ values: [Double]) -> Double {
+        let sorted = values.sorted()
+        guard !sorted.isEmpty else { return 0 }
+        return sorted.count % 2 == 1 ? sorted[sorted.count / 2] : (sorted[sorted.count / 2 - 1] + sorted[sorted.count / 2]) / 2
+    }
+
+    static var machineDescription: String {
+        let cpuinfo = (try? String(contentsOfFile: "/proc/cpuinfo", encoding: .utf8)) ?? ""
+        let line = cpuinfo.split(separator: "\n").first { $0.hasPrefix("model name") }
+        let model = line?.split(separator: ":", maxSplits: 1).last?.trimmingCharacters(in: .whitespaces) ?? "unknown CPU"
+        return "\(model), \(ProcessInfo.processInfo.activeProcessorCount) cores, \(openSSLVersion)"
+    }
+}
+
+public enum BenchmarkError: Error, CustomStringConvertible {
+    case selfCheckFailed
+
+    public var description: String { "the benchmark's own receipts did not verify; nothing was measured" }
+}
