@@ -27,7 +27,8 @@ public struct EntitlementError: Error, Hashable, Sendable, CustomStringConvertib
 /// - non_consumable: `active` while a counted transaction is not cancelled; `revoked` when all were.
 /// - auto_renewable: `active` when a non-cancelled transaction has `purchase_date <= now < expires_date`;
 ///   `revoked` when the transaction covering now, or else the latest one, was cancelled; otherwise, from the
-///   latest transaction, `grace` when `expires_date <= now < expires_date + grace_period`, else `expired`.
+///   latest transaction, `grace` when `expires_date <= now < expires_date + grace_period`, else `expired`. A
+///   transaction without `expires_date` paid for no time: it can only make the product expired or revoked.
 ///   Within a group only the best-ranked product that is active or in grace grants entitlements; the others that
 ///   are active or in grace are superseded. Groups are independent.
 /// - non_renewing: `active` for `purchase_date <= now < purchase_date + duration` unless cancelled; otherwise
@@ -89,8 +90,11 @@ public struct EntitlementEngine: Sendable {
             case .nonConsumable:
                 if let standing = Self.lifetime(counted, now: now) { results.append((product, standing)) }
             case .autoRenewable:
-                let periods = counted.compactMap { transaction in
-                    transaction.expiresDate.map { Period(transaction: transaction, end: $0) }
+                // A subscription transaction without an expiry paid for no time at all.
+                let periods = counted.map { transaction in
+                    Period(
+                        transaction: transaction, end: transaction.expiresDate ?? transaction.purchaseDate,
+                        mayHaveGrace: transaction.expiresDate != nil)
                 }
                 if let standing = Self.periodic(periods, now: now, grace: catalog.gracePeriod) {
                     results.append((product, standing))
@@ -138,6 +142,8 @@ public struct EntitlementEngine: Sendable {
     struct Period {
         let transaction: InAppPurchase
         let end: ReceiptDate
+        /// Whether a grace period may follow it (not for a subscription transaction that has no expiry).
+        var mayHaveGrace = true
     }
 
     /// A product's state with the transaction behind it.
@@ -146,9 +152,6 @@ public struct EntitlementEngine: Sendable {
         let transaction: InAppPurchase
         let expires: ReceiptDate?
         let graceEnd: ReceiptDate?
-
-        /// When what it grants stops: never for lifetime purchases.
-        var lastsUntil: ReceiptDate { graceEnd ?? expires ?? ReceiptDate(millisecondsSince1970: .max) }
 
         func entitlement(_ name: String) -> Entitlement {
             Entitlement(
@@ -179,14 +182,12 @@ public struct EntitlementEngine: Sendable {
         if let active = lastEnding(covering.filter { !$0.transaction.isCancelled(at: now) }) {
             return Standing(state: .active, transaction: active.transaction, expires: active.end, graceEnd: nil)
         }
-        if let refunded = lastEnding(covering) {
-            return Standing(state: .revoked, transaction: refunded.transaction, expires: refunded.end, graceEnd: nil)
-        }
+        // The latest period covers now whenever any refunded one does, so "covering or latest refunded" is this:
         guard let latest = lastEnding(periods) else { return nil }
         if latest.transaction.isCancelled(at: now) {
             return Standing(state: .revoked, transaction: latest.transaction, expires: latest.end, graceEnd: nil)
         }
-        if let grace, now < latest.end.adding(grace) {
+        if let grace, latest.mayHaveGrace, now < latest.end.adding(grace) {
             return Standing(
                 state: .grace, transaction: latest.transaction, expires: latest.end, graceEnd: latest.end.adding(grace))
         }

@@ -19,7 +19,9 @@ public enum Benchmark {
         /// Threads for the all-cores measurement.
         public var threads: Int
 
-        public init(secondsPerRound: Double = 1, rounds: Int = 5, threads: Int = ProcessInfo.processInfo.activeProcessorCount) {
+        public init(
+            secondsPerRound: Double = 1, rounds: Int = 5, threads: Int = ProcessInfo.processInfo.activeProcessorCount
+        ) {
             self.secondsPerRound = secondsPerRound
             self.rounds = max(1, rounds)
             self.threads = max(1, threads)
@@ -84,7 +86,8 @@ public enum Benchmark {
         let smallSigned = try signer.sign(small)
         let largeSigned = try signer.sign(large)
         let verifier = try ReceiptVerifier(trustAnchors: [chain.root])
-        guard try verifier.verify(smallSigned).receipt == small, try verifier.verify(largeSigned).receipt == large else {
+        guard try verifier.verify(smallSigned).receipt == small, try verifier.verify(largeSigned).receipt == large
+        else {
             throw BenchmarkError.selfCheckFailed
         }
         let payload = small.payloadDER
@@ -120,8 +123,10 @@ public enum Benchmark {
         let start: Int64 = 1_577_836_800_000  // 2020-01-01
         let week: Int64 = 7 * 86_400_000
         return Receipt(
-            bundleID: "com.example.game", creationDate: ReceiptDate(millisecondsSince1970: start + Int64(purchases + 1) * week),
-            receiptType: "Production", appItemID: 1_234_567_890, applicationVersion: "42", originalApplicationVersion: "1.0",
+            bundleID: "com.example.game",
+            creationDate: ReceiptDate(millisecondsSince1970: start + Int64(purchases + 1) * week),
+            receiptType: "Production", appItemID: 1_234_567_890, applicationVersion: "42",
+            originalApplicationVersion: "1.0",
             originalPurchaseDate: ReceiptDate(millisecondsSince1970: start),
             inAppPurchases: (0..<Int64(purchases)).map { index in
                 InAppPurchase(
@@ -179,13 +184,15 @@ public enum Benchmark {
     private static func median(_ values: [Double]) -> Double {
         let sorted = values.sorted()
         guard !sorted.isEmpty else { return 0 }
-        return sorted.count % 2 == 1 ? sorted[sorted.count / 2] : (sorted[sorted.count / 2 - 1] + sorted[sorted.count / 2]) / 2
+        return sorted.count % 2 == 1
+            ? sorted[sorted.count / 2] : (sorted[sorted.count / 2 - 1] + sorted[sorted.count / 2]) / 2
     }
 
     static var machineDescription: String {
         let cpuinfo = (try? String(contentsOfFile: "/proc/cpuinfo", encoding: .utf8)) ?? ""
         let line = cpuinfo.split(separator: "\n").first { $0.hasPrefix("model name") }
-        let model = line?.split(separator: ":", maxSplits: 1).last?.trimmingCharacters(in: .whitespaces) ?? "unknown CPU"
+        let model =
+            line?.split(separator: ":", maxSplits: 1).last?.trimmingCharacters(in: .whitespaces) ?? "unknown CPU"
         return "\(model), \(ProcessInfo.processInfo.activeProcessorCount) cores, \(openSSLVersion)"
     }
 }

@@ -90,7 +90,9 @@ public struct DERWriter: Sendable {
     /// Appends an INTEGER in its shortest two's-complement form (a leading zero octet when the top bit is set).
     public mutating func appendInteger(_ value: UInt64) {
         var bigEndian: [UInt8] = [0]
-        for index in stride(from: 7, through: 0, by: -1) { bigEndian.append(UInt8(truncatingIfNeeded: value >> (index * 8))) }
+        for index in stride(from: 7, through: 0, by: -1) {
+            bigEndian.append(UInt8(truncatingIfNeeded: value >> (index * 8)))
+        }
         appendInteger(twosComplement: bigEndian[...])
     }
 

@@ -20,7 +20,8 @@ enum BenchCommand {
         """
 
     static func run(_ arguments: [String]) throws(CommandFailure) {
-        let parsed = try Arguments(arguments, spec: OptionSpec(valued: ["--seconds", "--rounds", "--threads"], flags: ["--json"]))
+        let parsed = try Arguments(
+            arguments, spec: OptionSpec(valued: ["--seconds", "--rounds", "--threads"], flags: ["--json"]))
         var configuration = Benchmark.Configuration()
         if let text = try parsed.single("--seconds") {
             guard let seconds = Double(text), seconds > 0, seconds <= 600 else {
@@ -28,11 +29,15 @@ enum BenchCommand {
             }
             configuration.secondsPerRound = seconds
         }
-        for (name, apply) in [("--rounds", { configuration.rounds = $0 }), ("--threads", { configuration.threads = $0 })]
+        for (name, apply) in [
+            ("--rounds", { configuration.rounds = $0 }), ("--threads", { configuration.threads = $0 }),
+        ]
             as [(String, (Int) -> Void)]
         {
             guard let text = try parsed.single(name) else { continue }
-            guard let value = Int(text), (1...1000).contains(value) else { throw .usage("\(name) must be from 1 to 1000") }
+            guard let value = Int(text), (1...1000).contains(value) else {
+                throw .usage("\(name) must be from 1 to 1000")
+            }
             apply(value)
         }
         let json = parsed.flag("--json")
@@ -52,50 +57,63 @@ enum BenchCommand {
     static func table(_ report: Benchmark.Report) -> String {
         var lines = [
             "machine: \(report.machine)",
-            "each figure: median of \(report.configuration.rounds) rounds of \(report.configuration.secondsPerRound) s", "",
+            "each figure: median of \(report.configuration.rounds) rounds of \(report.configuration.secondsPerRound) s",
+            "",
         ]
         func cell(_ value: String) -> String { value.padding(toLength: 34, withPad: " ", startingAt: 0) }
         lines.append(cell("") + report.figures.map { cell($0.algorithm) }.joined())
         let rows: [(String, (Benchmark.KeyFigures) -> String)] = [
-            ("our verify, 1 thread", { figures in
-                "\(rate(figures.verify.median))  \(ratio(figures.verify.median, figures.rawVerify.median)) raw  "
-                    + "\(ratio(figures.verify.median, figures.pkcs7Verify.median)) usual"
-            }),
-            ("our verify, \(report.threads) threads", { figures in
-                "\(rate(figures.verifyAllCores.median))  \(ratio(figures.verifyAllCores.median, figures.verify.median)) 1 thread"
-            }),
+            (
+                "our verify, 1 thread",
+                { figures in
+                    "\(rate(figures.verify.median))  \(ratio(figures.verify.median, figures.rawVerify.median)) raw  "
+                        + "\(ratio(figures.verify.median, figures.pkcs7Verify.median)) usual"
+                }
+            ),
+            (
+                "our verify, \(report.threads) threads",
+                { figures in
+                    "\(rate(figures.verifyAllCores.median))  \(ratio(figures.verifyAllCores.median, figures.verify.median)) 1 thread"
+                }
+            ),
             ("raw EVP_DigestVerify (the limit)", { rate($0.rawVerify.median) }),
             ("d2i_PKCS7 + PKCS7_verify (usual)", { rate($0.pkcs7Verify.median) }),
-            ("our sign", { figures in "\(rate(figures.sign.median))  \(ratio(figures.sign.median, figures.rawSign.median)) raw" }),
+            (
+                "our sign",
+                { figures in "\(rate(figures.sign.median))  \(ratio(figures.sign.median, figures.rawSign.median)) raw" }
+            ),
             ("raw EVP_DigestSign", { rate($0.rawSign.median) }),
             ("verify + parse 1000 purchases", { String(format: "%.2f ms", $0.verifyLargeMilliseconds) }),
         ]
         for (name, value) in rows { lines.append(cell(name) + report.figures.map { cell(value($0)) }.joined()) }
         lines.append("")
-        lines.append("receipts: 3 purchases \(report.figures.map { "\($0.smallReceiptBytes) B" }.joined(separator: " / ")), "
-            + "1000 purchases \(report.figures.map { "\($0.largeReceiptBytes) B" }.joined(separator: " / "))")
+        lines.append(
+            "receipts: 3 purchases \(report.figures.map { "\($0.smallReceiptBytes) B" }.joined(separator: " / ")), "
+                + "1000 purchases \(report.figures.map { "\($0.largeReceiptBytes) B" }.joined(separator: " / "))")
         lines.append("peak memory: \(report.peakMemoryBytes >> 20) MiB")
         return lines.joined(separator: "\n") + "\n"
     }
 
     static func document(_ report: Benchmark.Report) -> JSONObject {
         func rateJSON(_ rate: Benchmark.Rate) -> JSONValue {
-            .object(JSONObject([
-                "per_second": .number(String(format: "%.0f", rate.median)),
-                "rounds": .array(rate.rounds.map { .number(String(format: "%.0f", $0)) }),
-            ]))
+            .object(
+                JSONObject([
+                    "per_second": .number(String(format: "%.0f", rate.median)),
+                    "rounds": .array(rate.rounds.map { .number(String(format: "%.0f", $0)) }),
+                ]))
         }
         var figures = JSONObject()
         for key in report.figures {
-            figures[key.algorithm] = .object(JSONObject([
-                "verify": rateJSON(key.verify), "verify_all_cores": rateJSON(key.verifyAllCores),
-                "raw_verify": rateJSON(key.rawVerify), "pkcs7_verify": rateJSON(key.pkcs7Verify),
-                "sign": rateJSON(key.sign), "raw_sign": rateJSON(key.rawSign),
-                "verify_vs_raw": .number(String(format: "%.3f", key.verify.median / key.rawVerify.median)),
-                "verify_vs_pkcs7": .number(String(format: "%.2f", key.verify.median / key.pkcs7Verify.median)),
-                "sign_vs_raw": .number(String(format: "%.3f", key.sign.median / key.rawSign.median)),
-                "verify_1000_purchases_ms": .number(String(format: "%.3f", key.verifyLargeMilliseconds)),
-            ]))
+            figures[key.algorithm] = .object(
+                JSONObject([
+                    "verify": rateJSON(key.verify), "verify_all_cores": rateJSON(key.verifyAllCores),
+                    "raw_verify": rateJSON(key.rawVerify), "pkcs7_verify": rateJSON(key.pkcs7Verify),
+                    "sign": rateJSON(key.sign), "raw_sign": rateJSON(key.rawSign),
+                    "verify_vs_raw": .number(String(format: "%.3f", key.verify.median / key.rawVerify.median)),
+                    "verify_vs_pkcs7": .number(String(format: "%.2f", key.verify.median / key.pkcs7Verify.median)),
+                    "sign_vs_raw": .number(String(format: "%.3f", key.sign.median / key.rawSign.median)),
+                    "verify_1000_purchases_ms": .number(String(format: "%.3f", key.verifyLargeMilliseconds)),
+                ]))
         }
         return JSONObject([
             "machine": .string(report.machine), "threads": .integer(report.threads),

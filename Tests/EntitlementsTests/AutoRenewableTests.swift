@@ -70,6 +70,15 @@ struct AutoRenewableTests {
         #expect(pro.graceExpiresDate == nil)
     }
 
+    @Test("a subscription transaction without expires_date paid for no time: expired, never active or in grace")
+    func missingExpiry() throws {
+        let purchase = Purchase(product: ProductID.proMonthly, transaction: "1", purchased: "2024-05-01T00:00:00Z")
+        let report = try Scenario.evaluate([purchase], at: "2024-05-01T00:00:00Z")
+        let pro = try #require(report.entitlements["pro"])
+        #expect(pro.state == .expired)
+        #expect(pro.expiresDate == (try Scenario.date("2024-05-01T00:00:00Z")))
+    }
+
     @Test(
         "without grace_period there is no grace: expired from expires_date on",
         arguments: [
