@@ -13,6 +13,7 @@ let package = Package(
         .library(name: "ReceiptVerifier", targets: ["ReceiptVerifier"]),
         .library(name: "Entitlements", targets: ["Entitlements"]),
         .library(name: "FuzzChecks", targets: ["FuzzChecks"]),
+        .library(name: "ReceiptBenchmark", targets: ["ReceiptBenchmark"]),
         .executable(name: "receipt", targets: ["receipt"]),
     ],
     targets: [

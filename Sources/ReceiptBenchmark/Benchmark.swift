@@ -32,6 +32,12 @@ public enum Benchmark {
     public struct Rate: Sendable {
         public let median: Double
         public let rounds: [Double]
+
+        /// The median over rounds of this rate divided by `reference`'s in the same round. Rounds of measurements
+        /// taken together alternate, so a neighbour that slows the machine slows both sides of a ratio alike.
+        public func ratio(to reference: Rate) -> Double {
+            Benchmark.median(zip(rounds, reference.rounds).map { $1 > 0 ? $0 / $1 : 0 })
+        }
     }
 
     /// The figures for one key type.
@@ -98,20 +104,27 @@ public enum Benchmark {
             throw BenchmarkError.selfCheckFailed
         }
 
-        progress("\(name): our verify, one thread")
-        let verify = rate(configuration) { _ = try? verifier.verify(smallSigned) }
+        progress("\(name): our verify against raw EVP_DigestVerify and d2i_PKCS7 + PKCS7_verify")
+        let verifying = interleavedRates(
+            configuration,
+            [
+                { _ = try? verifier.verify(smallSigned) },
+                { _ = key.isValidSignature(signature, for: payload, digest: .sha256) },
+                { _ = pkcs7.verify(smallSigned) },
+            ])
         progress("\(name): our verify, \(configuration.threads) threads")
         let verifyAllCores = parallelRate(configuration) { _ = try? verifier.verify(smallSigned) }
-        progress("\(name): raw EVP_DigestVerify")
-        let rawVerify = rate(configuration) { _ = key.isValidSignature(signature, for: payload, digest: .sha256) }
-        progress("\(name): d2i_PKCS7 + PKCS7_verify")
-        let pkcs7Verify = rate(configuration) { _ = pkcs7.verify(smallSigned) }
-        progress("\(name): our sign")
-        let sign = rate(configuration) { _ = try? signer.sign(small) }
-        progress("\(name): raw EVP_DigestSign")
-        let rawSign = rate(configuration) { _ = try? chain.signerKey.signature(for: payload, digest: .sha256) }
+        progress("\(name): our sign against raw EVP_DigestSign")
+        let signing = interleavedRates(
+            configuration,
+            [
+                { _ = try? signer.sign(small) },
+                { _ = try? chain.signerKey.signature(for: payload, digest: .sha256) },
+            ])
         progress("\(name): verify and parse 1000 purchases")
         let largeRate = rate(configuration) { _ = try? verifier.verify(largeSigned) }
+        let (verify, rawVerify, pkcs7Verify) = (verifying[0], verifying[1], verifying[2])
+        let (sign, rawSign) = (signing[0], signing[1])
         return KeyFigures(
             algorithm: name, verify: verify, verifyAllCores: verifyAllCores, rawVerify: rawVerify,
             pkcs7Verify: pkcs7Verify, sign: sign, rawSign: rawSign, verifyLargeMilliseconds: 1000 / largeRate.median,
@@ -142,11 +155,19 @@ public enum Benchmark {
 
     /// Runs `body` for `secondsPerRound` per round and returns the median rate over the rounds.
     static func rate(_ configuration: Configuration, _ body: () -> Void) -> Rate {
-        let rounds = (0..<configuration.rounds).map { _ in
-            let (count, elapsed) = loop(for: configuration.secondsPerRound, body)
-            return Double(count) / elapsed
+        withoutActuallyEscaping(body) { interleavedRates(configuration, [$0])[0] }
+    }
+
+    /// Each round runs every body in turn for `secondsPerRound`; one rate per body.
+    static func interleavedRates(_ configuration: Configuration, _ bodies: [() -> Void]) -> [Rate] {
+        var rounds = Array(repeating: [Double](), count: bodies.count)
+        for _ in 0..<configuration.rounds {
+            for (index, body) in bodies.enumerated() {
+                let (count, elapsed) = loop(for: configuration.secondsPerRound, body)
+                rounds[index].append(Double(count) / elapsed)
+            }
         }
-        return Rate(median: median(rounds), rounds: rounds)
+        return rounds.map { Rate(median: median($0), rounds: $0) }
     }
 
     /// The same with `threads` threads running `body` at once; the rate is their sum.
@@ -181,7 +202,7 @@ public enum Benchmark {
         return Double(time.tv_sec) + Double(time.tv_nsec) / 1e9
     }
 
-    private static func median(_ values: [Double]) -> Double {
+    static func median(_ values: [Double]) -> Double {
         let sorted = values.sorted()
         guard !sorted.isEmpty else { return 0 }
         return sorted.count % 2 == 1

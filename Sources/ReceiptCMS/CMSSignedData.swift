@@ -75,7 +75,7 @@ public struct CMSSignedData: Sendable {
     public init(berEncoded bytes: ArraySlice<UInt8>, maximumDepth: Int = ASN1Reader.defaultMaximumDepth)
         throws(CMSError)
     {
-        var location = "ContentInfo"
+        var location = CMSLocation.contentInfo
         do {
             let contentInfoNode = try ASN1Node.parse(bytes, rules: .ber, maximumDepth: maximumDepth)
             guard contentInfoNode.tag == .sequence else {
@@ -85,22 +85,22 @@ public struct CMSSignedData: Sendable {
             hasIndefiniteLengthEnvelope = contentInfoNode.isIndefiniteLength
             var contentInfo = try contentInfoNode.children()
             let type = try contentInfo.readObjectIdentifier()
-            guard type == .cmsSignedData else { throw CMSError(.notSignedData(type), at: location) }
+            guard type == .cmsSignedData else { throw CMSError(.notSignedData(type), at: location.description) }
             var explicit = try contentInfo.readNode(expecting: .contextSpecific(0, constructed: true)).children()
             try contentInfo.finish()
-            location = "SignedData"
+            location = .field("SignedData")
             var signedData = try explicit.readSequence()
             try explicit.finish()
 
-            location = "SignedData.version"
+            location = .field("SignedData.version")
             version = try signedData.readInteger()
-            location = "SignedData.digestAlgorithms"
+            location = .field("SignedData.digestAlgorithms")
             var digestSet = try signedData.readSet()
             var digests: [CMSAlgorithmIdentifier] = []
             while !digestSet.isAtEnd { digests.append(try Self.readAlgorithm(&digestSet)) }
             digestAlgorithms = digests
 
-            location = "SignedData.encapContentInfo"
+            location = .field("SignedData.encapContentInfo")
             var encapsulated = try signedData.readSequence()
             contentType = try encapsulated.readObjectIdentifier()
             if let wrapper = try encapsulated.readOptionalNode(.contextSpecific(0, constructed: true)) {
@@ -112,43 +112,45 @@ public struct CMSSignedData: Sendable {
             }
             try encapsulated.finish()
 
-            location = "SignedData.certificates"
+            location = .field("SignedData.certificates")
             var certificateList: [ArraySlice<UInt8>] = []
             if let certificateSet = try signedData.readOptionalNode(.contextSpecific(0, constructed: true)) {
                 var choices = try certificateSet.children()
                 while !choices.isAtEnd {
-                    location = "SignedData.certificates[\(certificateList.count)]"
+                    location = .element("SignedData.certificates", certificateList.count)
                     let certificate = try choices.readNode()
                     guard certificate.tag == .sequence else {
                         throw CMSError(
-                            .invalid("only X.509 certificates are supported, found \(certificate.tag)"), at: location)
+                            .invalid("only X.509 certificates are supported, found \(certificate.tag)"),
+                            at: location.description)
                     }
                     guard !certificate.isIndefiniteLength else {
-                        throw CMSError(.invalid("a certificate must be DER (definite lengths)"), at: location)
+                        throw CMSError(
+                            .invalid("a certificate must be DER (definite lengths)"), at: location.description)
                     }
                     certificateList.append(certificate.encoded)
                 }
             }
             certificates = certificateList
-            location = "SignedData.crls"
+            location = .field("SignedData.crls")
             _ = try signedData.readOptionalNode(.contextSpecific(1, constructed: true))
 
-            location = "SignedData.signerInfos"
+            location = .field("SignedData.signerInfos")
             var signerSet = try signedData.readSet()
             var signers: [CMSSignerInfo] = []
             while !signerSet.isAtEnd {
-                location = "SignedData.signerInfos[\(signers.count)]"
+                location = .element("SignedData.signerInfos", signers.count)
                 signers.append(try Self.readSignerInfo(&signerSet, location: location))
             }
             signerInfos = signers
-            location = "SignedData"
+            location = .field("SignedData")
             try signedData.finish()
         } catch let error as CMSError {
             throw error
         } catch let error as DERError {
-            throw CMSError(.malformed(error), at: location)
+            throw CMSError(.malformed(error), at: location.description)
         } catch {
-            throw CMSError(.invalid("\(error)"), at: location)
+            throw CMSError(.invalid("\(error)"), at: location.description)
         }
     }
 
@@ -160,7 +162,7 @@ public struct CMSSignedData: Sendable {
         return CMSAlgorithmIdentifier(algorithm, parameters: parameters)
     }
 
-    private static func readSignerInfo(_ reader: inout ASN1Reader, location: String) throws -> CMSSignerInfo {
+    private static func readSignerInfo(_ reader: inout ASN1Reader, location: CMSLocation) throws -> CMSSignerInfo {
         var signer = try reader.readSequence()
         let version: Int = try signer.readInteger()
         let identifier: CMSSignerIdentifier
@@ -179,7 +181,7 @@ public struct CMSSignedData: Sendable {
         let digestAlgorithm = try readAlgorithm(&signer)
         var signedAttributes: CMSSignedAttributes?
         if let node = try signer.readOptionalNode(.contextSpecific(0, constructed: true)) {
-            signedAttributes = try readSignedAttributes(node, location: location + ".signedAttrs")
+            signedAttributes = try readSignedAttributes(node, location: location)
         }
         let signatureAlgorithm = try readAlgorithm(&signer)
         let signature = try signer.readOctetString()
@@ -191,7 +193,9 @@ public struct CMSSignedData: Sendable {
     }
 
     /// Signed attributes must be DER (RFC 5652 §5.3); they are re-read under DER from their SET-tagged form.
-    private static func readSignedAttributes(_ node: ASN1Node, location: String) throws -> CMSSignedAttributes {
+    /// Signed attributes of the signer at `location`.
+    private static func readSignedAttributes(_ node: ASN1Node, location: CMSLocation) throws -> CMSSignedAttributes {
+        let location = location.description + ".signedAttrs"
         guard !node.isIndefiniteLength else {
             throw CMSError(.invalid("signed attributes must be DER (definite lengths)"), at: location)
         }
@@ -214,4 +218,19 @@ public struct CMSSignedData: Sendable {
         return CMSSignedAttributes(attributes: attributes, signedBytes: signedBytes)
     }
 
+}
+
+/// Where in the structure a reader is, turned into text only when an error is reported.
+private enum CMSLocation: CustomStringConvertible {
+    case contentInfo
+    case field(StaticString)
+    case element(StaticString, Int)
+
+    var description: String {
+        switch self {
+        case .contentInfo: "ContentInfo"
+        case .field(let name): "\(name)"
+        case .element(let name, let index): "\(name)[\(index)]"
+        }
+    }
 }

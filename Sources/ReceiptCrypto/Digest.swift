@@ -6,8 +6,12 @@ public enum DigestAlgorithm: String, Hashable, Sendable, CaseIterable {
     case sha256 = "SHA256"
 
     /// The digest of `bytes`.
-    public func hash(_ bytes: some Collection<UInt8>) -> [UInt8] {
-        let input = Array(bytes)
+    public func hash(_ bytes: [UInt8]) -> [UInt8] {
+        hash(bytes[...])
+    }
+
+    /// The digest of `input`.
+    public func hash(_ input: ArraySlice<UInt8>) -> [UInt8] {
         var output = [UInt8](repeating: 0, count: Int(EVP_MAX_MD_SIZE))
         var length: UInt32 = 0
         let ok = input.withUnsafeBytes { inputBuffer in
@@ -38,14 +42,17 @@ private final class FetchedDigests: @unchecked Sendable {
 }
 
 /// Compares two byte strings in time that depends only on their lengths (for digests and hashes).
-public func constantTimeEquals(_ lhs: some Collection<UInt8>, _ rhs: some Collection<UInt8>) -> Bool {
-    let left = Array(lhs)
-    let right = Array(rhs)
+public func constantTimeEquals(_ left: ArraySlice<UInt8>, _ right: ArraySlice<UInt8>) -> Bool {
     guard left.count == right.count else { return false }
     if left.isEmpty { return true }
     return left.withUnsafeBytes { a in
         right.withUnsafeBytes { b in CRYPTO_memcmp(a.baseAddress, b.baseAddress, a.count) }
     } == 0
+}
+
+/// ``constantTimeEquals(_:_:)`` for whole arrays.
+public func constantTimeEquals(_ left: [UInt8], _ right: [UInt8]) -> Bool {
+    constantTimeEquals(left[...], right[...])
 }
 
 /// `count` bytes from OpenSSL's cryptographically secure generator.

@@ -53,8 +53,8 @@ public final class PublicKey: @unchecked Sendable {
     /// Whether `signature` is a valid signature of `message` under this key with `digest`: PKCS#1 v1.5 for RSA,
     /// a DER `ECDSA-Sig-Value` for EC.
     public func isValidSignature(
-        _ signature: some Collection<UInt8>,
-        for message: some Collection<UInt8>,
+        _ signature: ArraySlice<UInt8>,
+        for message: ArraySlice<UInt8>,
         digest: DigestAlgorithm
     ) -> Bool {
         guard let context = EVP_MD_CTX_new() else { return false }
@@ -63,16 +63,19 @@ public final class PublicKey: @unchecked Sendable {
             clearOpenSSLErrors()
         }
         guard EVP_DigestVerifyInit(context, nil, digest.implementation, nil, pointer) == 1 else { return false }
-        let signatureBytes = Array(signature)
-        let messageBytes = Array(message)
-        let result = signatureBytes.withUnsafeBufferPointer { signatureBuffer in
-            messageBytes.withUnsafeBufferPointer { messageBuffer in
+        let result = signature.withUnsafeBufferPointer { signatureBuffer in
+            message.withUnsafeBufferPointer { messageBuffer in
                 EVP_DigestVerify(
                     context, signatureBuffer.baseAddress, signatureBuffer.count, messageBuffer.baseAddress,
                     messageBuffer.count)
             }
         }
         return result == 1
+    }
+
+    /// ``isValidSignature(_:for:digest:)`` for whole arrays.
+    public func isValidSignature(_ signature: [UInt8], for message: [UInt8], digest: DigestAlgorithm) -> Bool {
+        isValidSignature(signature[...], for: message[...], digest: digest)
     }
 }
 
@@ -137,22 +140,21 @@ public final class PrivateKey: @unchecked Sendable {
     }
 
     /// Signs `message` with `digest`: PKCS#1 v1.5 for RSA, a DER `ECDSA-Sig-Value` for EC.
-    public func signature(for message: some Collection<UInt8>, digest: DigestAlgorithm) throws(CryptoError) -> [UInt8] {
+    public func signature(for message: [UInt8], digest: DigestAlgorithm) throws(CryptoError) -> [UInt8] {
         clearOpenSSLErrors()
         guard let context = EVP_MD_CTX_new() else { throw CryptoError(.operationFailed("allocating a digest context")) }
         defer { EVP_MD_CTX_free(context) }
         guard EVP_DigestSignInit(context, nil, digest.implementation, nil, pointer) == 1 else {
             throw CryptoError(.operationFailed("starting a signature"))
         }
-        let messageBytes = Array(message)
         var length = 0
-        let sized = messageBytes.withUnsafeBufferPointer { buffer in
+        let sized = message.withUnsafeBufferPointer { buffer in
             EVP_DigestSign(context, nil, &length, buffer.baseAddress, buffer.count)
         }
         guard sized == 1 else { throw CryptoError(.operationFailed("sizing a signature")) }
         var signature = [UInt8](repeating: 0, count: length)
         let signed = signature.withUnsafeMutableBufferPointer { output in
-            messageBytes.withUnsafeBufferPointer { buffer in
+            message.withUnsafeBufferPointer { buffer in
                 EVP_DigestSign(context, output.baseAddress, &length, buffer.baseAddress, buffer.count)
             }
         }

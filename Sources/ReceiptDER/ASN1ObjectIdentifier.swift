@@ -1,10 +1,11 @@
-/// An OBJECT IDENTIFIER (X.690 §8.19), kept as its arcs.
+/// An OBJECT IDENTIFIER (X.690 §8.19), kept as the content octets of its DER encoding. DER has one encoding per
+/// identifier, so comparing octets compares identifiers, without decoding or allocating.
 public struct ASN1ObjectIdentifier: Hashable, Sendable, CustomStringConvertible {
-    public let arcs: [UInt64]
+    private let octets: ArraySlice<UInt8>
 
     /// For constants written in code: the arcs are taken as given (at least two, the first 0, 1 or 2).
     public init(arcs: UInt64...) {
-        self.arcs = arcs
+        octets = Self.encode(arcs)[...]
     }
 
     /// From dotted text such as `"1.2.840.113549.1.7.2"`; nil unless it has two or more valid arcs, each ASCII
@@ -20,13 +21,13 @@ public struct ASN1ObjectIdentifier: Hashable, Sendable, CustomStringConvertible 
         }
         guard arcs.count >= 2, arcs[0] <= 2, arcs[0] == 2 || arcs[1] < 40 else { return nil }
         guard arcs[1] <= UInt64.max - 80 else { return nil }
-        self.arcs = arcs
+        octets = Self.encode(arcs)[...]
     }
 
-    /// From the content octets of an encoded OBJECT IDENTIFIER; nil if they are empty, padded or overflow.
+    /// From the content octets of an encoded OBJECT IDENTIFIER (kept without copying); nil if they are empty,
+    /// padded or a sub-identifier exceeds 64 bits.
     public init?(contentOctets: ArraySlice<UInt8>) {
         guard let last = contentOctets.last, last & 0x80 == 0 else { return nil }
-        var subidentifiers: [UInt64] = []
         var value: UInt64 = 0
         var startOfSubidentifier = true
         for byte in contentOctets {
@@ -34,18 +35,33 @@ public struct ASN1ObjectIdentifier: Hashable, Sendable, CustomStringConvertible 
             guard value >> 57 == 0 else { return nil }
             value = value << 7 | UInt64(byte & 0x7F)
             startOfSubidentifier = byte & 0x80 == 0
-            if startOfSubidentifier {
+            if startOfSubidentifier { value = 0 }
+        }
+        octets = contentOctets
+    }
+
+    /// The arcs, e.g. `[1, 2, 840, 113549, 1, 7, 2]`.
+    public var arcs: [UInt64] {
+        var subidentifiers: [UInt64] = []
+        var value: UInt64 = 0
+        for byte in octets {
+            value = value << 7 | UInt64(byte & 0x7F)
+            if byte & 0x80 == 0 {
                 subidentifiers.append(value)
                 value = 0
             }
         }
-        let first = subidentifiers[0]
+        guard let first = subidentifiers.first else { return [] }
         let head: [UInt64] = first < 40 ? [0, first] : first < 80 ? [1, first - 40] : [2, first - 80]
-        self.arcs = head + subidentifiers.dropFirst()
+        return head + subidentifiers.dropFirst()
     }
 
     /// The content octets of the DER encoding.
-    public var contentOctets: [UInt8] {
+    public var contentOctets: [UInt8] { Array(octets) }
+
+    public var description: String { arcs.map(String.init).joined(separator: ".") }
+
+    private static func encode(_ arcs: [UInt64]) -> [UInt8] {
         var octets: [UInt8] = []
         guard arcs.count >= 2 else { return octets }
         let subidentifiers = [arcs[0] * 40 + arcs[1]] + arcs.dropFirst(2)
@@ -60,6 +76,4 @@ public struct ASN1ObjectIdentifier: Hashable, Sendable, CustomStringConvertible 
         }
         return octets
     }
-
-    public var description: String { arcs.map(String.init).joined(separator: ".") }
 }

@@ -18,6 +18,11 @@ extension ASN1Reader {
         try readNode(expecting: .integer).integerBytes()
     }
 
+    /// `INTEGER` that must fit in 64 bits.
+    public mutating func readInt64() throws(DERError) -> Int64 {
+        try readNode(expecting: .integer).int64Value()
+    }
+
     /// `INTEGER` that must fit in `T`.
     public mutating func readInteger<T: FixedWidthInteger>(_ type: T.Type = T.self) throws(DERError) -> T {
         try readNode(expecting: .integer).integerValue(T.self)
@@ -57,6 +62,15 @@ extension ASN1Node {
             }
         }
         return content
+    }
+
+    /// The value of an INTEGER that must fit in 64 bits.
+    public func int64Value() throws(DERError) -> Int64 {
+        let bytes = try integerBytes()
+        guard bytes.count <= 8 else { throw DERError(.integerOutOfRange, at: offset) }
+        var value: Int64 = bytes[bytes.startIndex] & 0x80 != 0 ? -1 : 0
+        for byte in bytes { value = value << 8 | Int64(byte) }
+        return value
     }
 
     /// The value of an INTEGER, which must fit in `T` (a negative value never fits an unsigned type).

@@ -59,7 +59,16 @@ public struct ReceiptDate: Hashable, Comparable, Sendable, CustomStringConvertib
     /// carry). Fractional seconds beyond milliseconds are truncated. Returns nil for anything else, including
     /// impossible dates such as February 30th.
     public init?(rfc3339 text: String) {
-        var scanner = DateScanner(text)
+        self.init(rfc3339Bytes: Array(text.utf8)[...])
+    }
+
+    /// Parses RFC 3339 from ASCII bytes, as ``init(rfc3339:)`` does from text.
+    public init?(rfc3339Bytes bytes: ArraySlice<UInt8>) {
+        if let instant = Self.canonicalUTC(bytes) {
+            self = instant
+            return
+        }
+        var scanner = DateScanner(bytes)
         guard let year = scanner.digits(4), scanner.take("-"), let month = scanner.digits(2), scanner.take("-"),
             let day = scanner.digits(2), scanner.take(anyOf: "Tt"), let hour = scanner.digits(2), scanner.take(":"),
             let minute = scanner.digits(2), scanner.take(":"), let second = scanner.digits(2)
@@ -87,9 +96,36 @@ public struct ReceiptDate: Hashable, Comparable, Sendable, CustomStringConvertib
         self = instant
     }
 
+    /// The form signers write, `YYYY-MM-DDTHH:MM:SSZ`, read directly; nil for anything else (which the general
+    /// parser then reads).
+    private static func canonicalUTC(_ bytes: ArraySlice<UInt8>) -> ReceiptDate? {
+        guard bytes.count == 20 else { return nil }
+        let start = bytes.startIndex
+        func digit(_ offset: Int) -> Int64? {
+            let value = bytes[start + offset] &- UInt8(ascii: "0")
+            return value < 10 ? Int64(value) : nil
+        }
+        func number(_ offset: Int, _ count: Int) -> Int64? {
+            var value: Int64 = 0
+            for index in offset..<(offset + count) {
+                guard let next = digit(index) else { return nil }
+                value = value * 10 + next
+            }
+            return value
+        }
+        guard bytes[start + 4] == UInt8(ascii: "-"), bytes[start + 7] == UInt8(ascii: "-"),
+            bytes[start + 10] == UInt8(ascii: "T"), bytes[start + 13] == UInt8(ascii: ":"),
+            bytes[start + 16] == UInt8(ascii: ":"), bytes[start + 19] == UInt8(ascii: "Z"),
+            let year = number(0, 4), let month = number(5, 2), let day = number(8, 2), let hour = number(11, 2),
+            let minute = number(14, 2), let second = number(17, 2),
+            let civil = CivilTime(year: year, month: month, day: day, hour: hour, minute: minute, second: second)
+        else { return nil }
+        return ReceiptDate(secondsSince1970: civil.secondsSince1970)
+    }
+
     /// Parses verifyReceipt's `2024-06-05 12:00:00 Etc/GMT`.
     public init?(appleFormat text: String) {
-        var scanner = DateScanner(text)
+        var scanner = DateScanner(Array(text.utf8)[...])
         guard let year = scanner.digits(4), scanner.take("-"), let month = scanner.digits(2), scanner.take("-"),
             let day = scanner.digits(2), scanner.take(" "), let hour = scanner.digits(2), scanner.take(":"),
             let minute = scanner.digits(2), scanner.take(":"), let second = scanner.digits(2),
@@ -172,15 +208,18 @@ struct CivilTime {
 
 /// Reads the fixed-width pieces of a date text, ASCII only.
 private struct DateScanner {
-    private let bytes: [UInt8]
-    private var index = 0
+    private let bytes: ArraySlice<UInt8>
+    private var index: Int
 
-    init(_ text: String) { bytes = Array(text.utf8) }
+    init(_ bytes: ArraySlice<UInt8>) {
+        self.bytes = bytes
+        index = bytes.startIndex
+    }
 
-    var isAtEnd: Bool { index == bytes.count }
+    var isAtEnd: Bool { index == bytes.endIndex }
 
     mutating func digits(_ count: Int) -> Int64? {
-        guard bytes.count - index >= count else { return nil }
+        guard bytes.endIndex - index >= count else { return nil }
         var value: Int64 = 0
         for byte in bytes[index..<(index + count)] {
             guard (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(byte) else { return nil }
@@ -190,17 +229,21 @@ private struct DateScanner {
         return value
     }
 
-    mutating func take(_ literal: String) -> Bool {
-        let expected = Array(literal.utf8)
-        guard bytes.count - index >= expected.count, Array(bytes[index..<(index + expected.count)]) == expected else {
-            return false
+    mutating func take(_ literal: StaticString) -> Bool {
+        let count = literal.utf8CodeUnitCount
+        guard bytes.endIndex - index >= count else { return false }
+        let matches = literal.withUTF8Buffer { expected in
+            expected.indices.allSatisfy { bytes[index + $0] == expected[$0] }
         }
-        index += expected.count
+        guard matches else { return false }
+        index += count
         return true
     }
 
-    mutating func take(anyOf characters: String) -> Bool {
-        guard index < bytes.count, characters.utf8.contains(bytes[index]) else { return false }
+    mutating func take(anyOf characters: StaticString) -> Bool {
+        guard index < bytes.endIndex else { return false }
+        let byte = bytes[index]
+        guard characters.withUTF8Buffer({ $0.contains(byte) }) else { return false }
         index += 1
         return true
     }
@@ -215,7 +258,7 @@ private struct DateScanner {
     mutating func fractionMilliseconds() -> Int64? {
         var milliseconds: Int64 = 0
         var count = 0
-        while index < bytes.count, (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(bytes[index]) {
+        while index < bytes.endIndex, (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(bytes[index]) {
             if count < 3 { milliseconds = milliseconds * 10 + Int64(bytes[index] - UInt8(ascii: "0")) }
             count += 1
             index += 1

@@ -6,254 +6,344 @@ extension Receipt {
     /// Attribute order is free (Apple does not sort). Documented fields must carry their documented encoding in
     /// strict DER with nothing trailing; each may appear once, except in-app purchases; `bundle_id`,
     /// `receipt_creation_date` and, in each purchase, `product_id`, `transaction_id` and `purchase_date` are
-    /// required. Undocumented attributes are kept raw.
+    /// required. Undocumented attributes are kept raw. More than `maximumPurchases` purchases are refused before
+    /// any of them is decoded.
     public init(payload: ArraySlice<UInt8>, maximumPurchases: Int = .max) throws(ReceiptPayloadError) {
-        // The purchase limit holds before any purchase is decoded: a first pass only reads attribute types.
+        let attributes = try AttributeSet(payload, range: 0..<payload.count, at: .payload)
         var purchaseCount = 0
-        try forEachAttribute(in: payload, location: nil) { (attribute) throws(ReceiptPayloadError) in
-            guard attribute.type == ReceiptField.inAppPurchase.rawValue else { return }
+        var position = attributes.contentStart
+        while position < attributes.end {
+            let attribute = try attributes.attribute(at: position)
+            position = attribute.end
+            guard attribute.type == ReceiptField.inAppPurchase.rawValue else { continue }
             purchaseCount += 1
             guard purchaseCount <= maximumPurchases else {
                 throw ReceiptPayloadError(.tooManyPurchases(limit: maximumPurchases), at: nil)
             }
         }
-        var fields = FieldValues<ReceiptField>()
+        var decoder = FieldDecoder<ReceiptField>()
         var purchases: [InAppPurchase] = []
         purchases.reserveCapacity(purchaseCount)
         var unknown: [ReceiptAttribute] = []
-        try forEachAttribute(in: payload, location: nil) { (attribute) throws(ReceiptPayloadError) in
+        var receiptType: String?, bundleID: String?, applicationVersion: String?, originalApplicationVersion: String?
+        var appItemID: Int64?, versionExternalIdentifier: Int64?
+        var opaqueValue: [UInt8]?, sha1Hash: [UInt8]?
+        var creationDate: ReceiptDate?, originalPurchaseDate: ReceiptDate?, expirationDate: ReceiptDate?
+        position = attributes.contentStart
+        while position < attributes.end {
+            let attribute = try attributes.attribute(at: position)
+            position = attribute.end
             guard let field = ReceiptField(rawValue: attribute.type) else {
-                unknown.append(
-                    ReceiptAttribute(type: attribute.type, version: attribute.version, value: Array(attribute.value)))
-                return
+                unknown.append(attributes.raw(attribute))
+                continue
             }
             if field == .inAppPurchase {
-                let location = "in_app[\(purchases.count)]"
-                purchases.append(try InAppPurchase(payload: attribute.value, location: location))
-                return
+                purchases.append(try InAppPurchase(payload: payload, range: attribute.value, index: purchases.count))
+                continue
             }
-            let location = "\(field.name) (field \(field.rawValue))"
-            try fields.store(field, try DecodedValue(attribute.value, as: field.valueKind, at: location), at: location)
+            let location = PayloadLocation.field(field)
+            try decoder.markSeen(field, slot: field.slot, at: location)
+            let value = Value(payload: payload, range: attribute.value, location: location)
+            switch field {
+            case .receiptType: receiptType = try value.utf8String()
+            case .appItemID: appItemID = try value.integer()
+            case .bundleID: bundleID = try value.utf8String()
+            case .applicationVersion: applicationVersion = try value.utf8String()
+            case .opaqueValue: opaqueValue = value.octets
+            case .sha1Hash: sha1Hash = try value.digest()
+            case .creationDate: creationDate = try value.date()
+            case .versionExternalIdentifier: versionExternalIdentifier = try value.integer()
+            case .originalPurchaseDate: originalPurchaseDate = try value.date()
+            case .originalApplicationVersion: originalApplicationVersion = try value.utf8String()
+            case .expirationDate: expirationDate = try value.date()
+            case .inAppPurchase: break
+            }
         }
-        bundleID = try fields.required(.bundleID, at: "bundle_id (field 2)") { $0.string() }
-        creationDate = try fields.required(.creationDate, at: "receipt_creation_date (field 12)") { $0.date() }
-        receiptType = fields[.receiptType]?.string()
-        appItemID = fields[.appItemID]?.integer()
-        applicationVersion = fields[.applicationVersion]?.string()
-        opaqueValue = fields[.opaqueValue]?.octets()
-        sha1Hash = fields[.sha1Hash]?.octets()
-        versionExternalIdentifier = fields[.versionExternalIdentifier]?.integer()
-        originalPurchaseDate = fields[.originalPurchaseDate]?.date()
-        originalApplicationVersion = fields[.originalApplicationVersion]?.string()
-        expirationDate = fields[.expirationDate]?.date()
-        inAppPurchases = purchases
-        unknownAttributes = unknown
+        guard let bundleID else {
+            throw ReceiptPayloadError(.missingAttribute, at: PayloadLocation.field(.bundleID).description)
+        }
+        guard let creationDate else {
+            throw ReceiptPayloadError(.missingAttribute, at: PayloadLocation.field(.creationDate).description)
+        }
+        self.init(
+            bundleID: bundleID, creationDate: creationDate, receiptType: receiptType, appItemID: appItemID,
+            applicationVersion: applicationVersion, originalApplicationVersion: originalApplicationVersion,
+            originalPurchaseDate: originalPurchaseDate, expirationDate: expirationDate,
+            versionExternalIdentifier: versionExternalIdentifier, opaqueValue: opaqueValue, sha1Hash: sha1Hash,
+            inAppPurchases: purchases, unknownAttributes: unknown)
     }
 }
 
 extension InAppPurchase {
-    init(payload: ArraySlice<UInt8>, location: String) throws(ReceiptPayloadError) {
-        var fields = FieldValues<InAppPurchaseField>()
+    /// Decodes the purchase whose `SET OF ReceiptAttribute` fills `range` of `payload`.
+    init(payload: ArraySlice<UInt8>, range: Range<Int>, index: Int) throws(ReceiptPayloadError) {
+        let attributes = try AttributeSet(payload, range: range, at: .purchase(index))
+        var decoder = FieldDecoder<InAppPurchaseField>()
         var unknown: [ReceiptAttribute] = []
-        try forEachAttribute(in: payload, location: location) { (attribute) throws(ReceiptPayloadError) in
+        var productID: String?, transactionID: String?, originalTransactionID: String?, promotionalOfferID: String?
+        var quantity: Int64?, productType: Int64?, webOrderLineItemID: Int64?
+        var purchaseDate: ReceiptDate?, originalPurchaseDate: ReceiptDate?, expiresDate: ReceiptDate?
+        var cancellationDate: ReceiptDate?
+        var isTrialPeriod: Bool?, isInIntroOfferPeriod: Bool?
+        var position = attributes.contentStart
+        while position < attributes.end {
+            let attribute = try attributes.attribute(at: position)
+            position = attribute.end
             guard let field = InAppPurchaseField(rawValue: attribute.type) else {
-                unknown.append(
-                    ReceiptAttribute(type: attribute.type, version: attribute.version, value: Array(attribute.value)))
-                return
+                unknown.append(attributes.raw(attribute))
+                continue
             }
-            let fieldLocation = "\(location).\(field.name) (field \(field.rawValue))"
-            try fields.store(
-                field, try DecodedValue(attribute.value, as: field.valueKind, at: fieldLocation), at: fieldLocation)
+            let location = PayloadLocation.purchaseField(index, field)
+            try decoder.markSeen(field, slot: field.slot, at: location)
+            let value = Value(payload: payload, range: attribute.value, location: location)
+            switch field {
+            case .quantity: quantity = try value.integer(minimum: 0)
+            case .productID: productID = try value.utf8String()
+            case .transactionID: transactionID = try value.utf8String()
+            case .purchaseDate: purchaseDate = try value.date()
+            case .originalTransactionID: originalTransactionID = try value.utf8String()
+            case .originalPurchaseDate: originalPurchaseDate = try value.date()
+            case .productType: productType = try value.integer()
+            case .expiresDate: expiresDate = try value.date()
+            case .webOrderLineItemID: webOrderLineItemID = try value.integer()
+            case .cancellationDate: cancellationDate = try value.date()
+            case .isTrialPeriod: isTrialPeriod = try value.flag()
+            case .isInIntroOfferPeriod: isInIntroOfferPeriod = try value.flag()
+            case .promotionalOfferID: promotionalOfferID = try value.utf8String()
+            }
         }
-        func name(_ field: InAppPurchaseField) -> String { "\(location).\(field.name) (field \(field.rawValue))" }
-        productID = try fields.required(.productID, at: name(.productID)) { $0.string() }
-        transactionID = try fields.required(.transactionID, at: name(.transactionID)) { $0.string() }
-        purchaseDate = try fields.required(.purchaseDate, at: name(.purchaseDate)) { $0.date() }
-        quantity = fields[.quantity]?.integer()
-        originalTransactionID = fields[.originalTransactionID]?.string()
-        originalPurchaseDate = fields[.originalPurchaseDate]?.date()
-        productType = fields[.productType]?.integer()
-        expiresDate = fields[.expiresDate]?.date()
-        webOrderLineItemID = fields[.webOrderLineItemID]?.integer()
-        cancellationDate = fields[.cancellationDate]?.date()
-        isTrialPeriod = fields[.isTrialPeriod]?.flag()
-        isInIntroOfferPeriod = fields[.isInIntroOfferPeriod]?.flag()
-        promotionalOfferID = fields[.promotionalOfferID]?.string()
-        unknownAttributes = unknown
+        func missing(_ field: InAppPurchaseField) -> ReceiptPayloadError {
+            ReceiptPayloadError(.missingAttribute, at: PayloadLocation.purchaseField(index, field).description)
+        }
+        guard let productID else { throw missing(.productID) }
+        guard let transactionID else { throw missing(.transactionID) }
+        guard let purchaseDate else { throw missing(.purchaseDate) }
+        self.init(
+            productID: productID, transactionID: transactionID, purchaseDate: purchaseDate, quantity: quantity,
+            originalTransactionID: originalTransactionID, originalPurchaseDate: originalPurchaseDate,
+            productType: productType, expiresDate: expiresDate, webOrderLineItemID: webOrderLineItemID,
+            cancellationDate: cancellationDate, isTrialPeriod: isTrialPeriod,
+            isInIntroOfferPeriod: isInIntroOfferPeriod, promotionalOfferID: promotionalOfferID,
+            unknownAttributes: unknown)
     }
 }
 
-/// One `ReceiptAttribute` as read, its value still encoded.
-private struct EncodedAttribute {
-    let type: Int64
-    let version: Int64
-    let value: ArraySlice<UInt8>
+/// Where in the payload something is, turned into text only when an error is reported.
+private enum PayloadLocation: CustomStringConvertible {
+    case payload
+    case field(ReceiptField)
+    case purchase(Int)
+    case purchaseField(Int, InAppPurchaseField)
+
+    var description: String {
+        switch self {
+        case .payload: "payload"
+        case .field(let field): "\(field.name) (field \(field.rawValue))"
+        case .purchase(let index): "in_app[\(index)]"
+        case .purchaseField(let index, let field): "in_app[\(index)].\(field.name) (field \(field.rawValue))"
+        }
+    }
+
+    /// The location errors of the whole payload are reported at (nil for the payload itself).
+    var reported: String? {
+        if case .payload = self { return nil }
+        return description
+    }
 }
 
-/// Walks a strict DER `SET OF ReceiptAttribute` that fills `payload`.
-private func forEachAttribute(
-    in payload: ArraySlice<UInt8>,
-    location: String?,
-    _ body: (EncodedAttribute) throws(ReceiptPayloadError) -> Void
-) throws(ReceiptPayloadError) {
-    var attributes: ASN1Reader
-    do {
-        var outer = ASN1Reader(payload, rules: .der)
-        attributes = try outer.readSet()
-        try outer.finish()
-    } catch {
-        throw ReceiptPayloadError(.malformed(error), at: location)
+/// Which documented fields have been seen, to refuse a second occurrence whatever its value.
+private struct FieldDecoder<Field> {
+    private var seen: UInt32 = 0
+
+    mutating func markSeen(_ field: Field, slot: Int, at location: PayloadLocation) throws(ReceiptPayloadError) {
+        let bit: UInt32 = 1 << slot
+        guard seen & bit == 0 else { throw ReceiptPayloadError(.duplicateAttribute, at: location.description) }
+        seen |= bit
     }
-    while !attributes.isAtEnd {
-        let attribute: EncodedAttribute
-        do {
-            var sequence = try attributes.readSequence()
-            let type: Int64 = try sequence.readInteger()
-            let version: Int64 = try sequence.readInteger()
-            let value = try sequence.readOctetString()
-            try sequence.finish()
-            attribute = EncodedAttribute(type: type, version: version, value: value)
+}
+
+extension ReceiptField {
+    /// A distinct small number per field, for ``FieldDecoder``.
+    fileprivate var slot: Int {
+        switch self {
+        case .receiptType: 0
+        case .appItemID: 1
+        case .bundleID: 2
+        case .applicationVersion: 3
+        case .opaqueValue: 4
+        case .sha1Hash: 5
+        case .creationDate: 6
+        case .versionExternalIdentifier: 7
+        case .inAppPurchase: 8
+        case .originalPurchaseDate: 9
+        case .originalApplicationVersion: 10
+        case .expirationDate: 11
+        }
+    }
+}
+
+extension InAppPurchaseField {
+    /// A distinct small number per field, for ``FieldDecoder``.
+    fileprivate var slot: Int { Int(rawValue - 1701) }
+}
+
+/// A strict DER `SET OF ReceiptAttribute` that fills a range of the payload, read by position.
+private struct AttributeSet {
+    /// One `ReceiptAttribute ::= SEQUENCE { type INTEGER, version INTEGER, value OCTET STRING }`, its value still
+    /// encoded.
+    struct Attribute {
+        let type: Int64
+        let version: Int64
+        /// Where the value octets lie in the payload slice (0-based).
+        let value: Range<Int>
+        let end: Int
+    }
+
+    let payload: ArraySlice<UInt8>
+    let contentStart: Int
+    let end: Int
+    let location: PayloadLocation
+
+    init(_ payload: ArraySlice<UInt8>, range: Range<Int>, at location: PayloadLocation) throws(ReceiptPayloadError) {
+        do throws(DERError) {
+            let set = try DERSpanReader.element(
+                in: payload.span, at: range.lowerBound, limit: range.upperBound, base: payload.startIndex,
+                expecting: .set)
+            guard set.end == range.upperBound else {
+                throw DERError(.trailingData, at: payload.startIndex + set.end)
+            }
+            self.payload = payload
+            contentStart = set.contentStart
+            end = set.end
+            self.location = location
         } catch {
-            throw ReceiptPayloadError(.malformed(error), at: location)
+            throw ReceiptPayloadError(.malformed(error), at: location.reported)
         }
-        try body(attribute)
+    }
+
+    func attribute(at position: Int) throws(ReceiptPayloadError) -> Attribute {
+        let span = payload.span
+        let base = payload.startIndex
+        do throws(DERError) {
+            let sequence = try DERSpanReader.element(
+                in: span, at: position, limit: end, base: base, expecting: .sequence)
+            let type = try DERSpanReader.element(in: span, at: sequence.contentStart, limit: sequence.end, base: base)
+            let version = try DERSpanReader.element(in: span, at: type.end, limit: sequence.end, base: base)
+            let value = try DERSpanReader.element(in: span, at: version.end, limit: sequence.end, base: base)
+            guard value.tag == .octetString else {
+                let reason: DERError.Reason =
+                    value.tag == ASN1Tag.octetString.toggledForm
+                    ? .constructedStringNotAllowed : .unexpectedTag(expected: .octetString, found: value.tag)
+                throw DERError(reason, at: base + value.start)
+            }
+            guard value.end == sequence.end else { throw DERError(.trailingData, at: base + value.end) }
+            return Attribute(
+                type: try DERSpanReader.int64(in: span, type, base: base),
+                version: try DERSpanReader.int64(in: span, version, base: base),
+                value: value.contentStart..<value.end, end: sequence.end)
+        } catch {
+            throw ReceiptPayloadError(.malformed(error), at: location.reported)
+        }
+    }
+
+    func raw(_ attribute: Attribute) -> ReceiptAttribute {
+        ReceiptAttribute(
+            type: attribute.type, version: attribute.version, value: Array(payload[slice: attribute.value]))
     }
 }
 
-/// The documented fields seen so far, each at most once.
-private struct FieldValues<Field: Hashable> {
-    private var values: [Field: DecodedValue] = [:]
+/// The value octets of one documented field, decoded as that field requires.
+private struct Value {
+    let payload: ArraySlice<UInt8>
+    let range: Range<Int>
+    let location: PayloadLocation
 
-    subscript(field: Field) -> DecodedValue? {
-        guard let value = values[field], value != .absentDate else { return nil }
+    var octets: [UInt8] { Array(payload[slice: range]) }
+
+    /// The single strict DER element that must fill the value octets, with the tag the field requires.
+    func element(_ tag: ASN1Tag) throws(ReceiptPayloadError) -> DERSpanReader.Element {
+        let element: DERSpanReader.Element
+        do {
+            element = try DERSpanReader.element(
+                in: payload.span, at: range.lowerBound, limit: range.upperBound, base: payload.startIndex)
+        } catch {
+            throw ReceiptPayloadError(
+                .invalidValue("value is not a strict DER \(tag): \(error)"), at: location.description)
+        }
+        guard element.tag == tag else {
+            throw ReceiptPayloadError(
+                .invalidValue("value must be a \(tag), found \(element.tag)"), at: location.description)
+        }
+        guard element.end == range.upperBound else {
+            let error = DERError(.trailingData, at: payload.startIndex + element.end)
+            throw ReceiptPayloadError(
+                .invalidValue("value has bytes after its \(tag): \(error)"), at: location.description)
+        }
+        return element
+    }
+
+    func utf8String() throws(ReceiptPayloadError) -> String {
+        let element = try element(.utf8String)
+        let bytes = payload[slice: element.contentStart..<element.end]
+        // ASCII is valid UTF-8, and decoding it is about twice as fast as validating.
+        if bytes.allSatisfy({ $0 < 0x80 }) { return String(decoding: bytes, as: UTF8.self) }
+        guard let text = String(validating: bytes, as: UTF8.self) else {
+            throw ReceiptPayloadError(.invalidValue("UTF8String is not valid UTF-8"), at: location.description)
+        }
+        return text
+    }
+
+    func integer(minimum: Int64 = .min) throws(ReceiptPayloadError) -> Int64 {
+        let element = try element(.integer)
+        let value: Int64
+        do {
+            value = try DERSpanReader.int64(in: payload.span, element, base: payload.startIndex)
+        } catch {
+            throw ReceiptPayloadError(
+                .invalidValue("INTEGER is not minimally encoded or exceeds 64 bits"), at: location.description)
+        }
+        guard value >= minimum else {
+            throw ReceiptPayloadError(.invalidValue("must not be negative, found \(value)"), at: location.description)
+        }
         return value
     }
 
-    mutating func store(_ field: Field, _ value: DecodedValue, at location: String) throws(ReceiptPayloadError) {
-        guard values.updateValue(value, forKey: field) == nil else {
-            throw ReceiptPayloadError(.duplicateAttribute, at: location)
+    func flag() throws(ReceiptPayloadError) -> Bool {
+        let value = try integer()
+        guard value == 0 || value == 1 else {
+            throw ReceiptPayloadError(.invalidValue("must be 0 or 1, found \(value)"), at: location.description)
         }
+        return value == 1
     }
 
-    /// The value of a field every receipt must have; an empty date counts as absent.
-    func required<Value>(
-        _ field: Field,
-        at location: String,
-        _ extract: (DecodedValue) -> Value?
-    ) throws(ReceiptPayloadError) -> Value {
-        guard let value = self[field].flatMap(extract) else {
-            throw ReceiptPayloadError(.missingAttribute, at: location)
+    func digest() throws(ReceiptPayloadError) -> [UInt8] {
+        guard range.count == 20 else {
+            throw ReceiptPayloadError(
+                .invalidValue("must be 20 bytes (a SHA-1 digest), found \(range.count)"), at: location.description)
         }
-        return value
+        return octets
+    }
+
+    /// An IA5String RFC 3339 date; nil for an empty string, which means the date is absent.
+    func date() throws(ReceiptPayloadError) -> ReceiptDate? {
+        let element = try element(.ia5String)
+        let text = payload[slice: element.contentStart..<element.end]
+        guard text.allSatisfy({ $0 < 0x80 }) else {
+            throw ReceiptPayloadError(.invalidValue("IA5String contains non-ASCII bytes"), at: location.description)
+        }
+        if text.isEmpty { return nil }
+        guard let date = ReceiptDate(rfc3339Bytes: text) else {
+            let shown = String(decoding: text, as: UTF8.self)
+            throw ReceiptPayloadError(
+                .invalidValue("\"\(shown)\" is not a valid RFC 3339 date"), at: location.description)
+        }
+        return date
     }
 }
 
-/// A field value decoded from its octets according to its ``ValueKind``.
-private enum DecodedValue: Hashable {
-    case string(String)
-    case integer(Int64)
-    case flag(Bool)
-    case date(ReceiptDate)
-    /// An empty date string: the field is present (for duplicate detection) but carries no date.
-    case absentDate
-    case octets([UInt8])
-
-    init(_ octets: ArraySlice<UInt8>, as kind: ValueKind, at location: String) throws(ReceiptPayloadError) {
-        switch kind {
-        case .octets:
-            self = .octets(Array(octets))
-        case .sha1Digest:
-            guard octets.count == 20 else {
-                throw ReceiptPayloadError(
-                    .invalidValue("must be 20 bytes (a SHA-1 digest), found \(octets.count)"), at: location)
-            }
-            self = .octets(Array(octets))
-        case .purchase:
-            throw ReceiptPayloadError(.invalidValue("is not a scalar field"), at: location)
-        case .utf8String:
-            let node = try Self.element(octets, .utf8String, at: location)
-            do {
-                self = .string(try node.utf8String())
-            } catch {
-                throw ReceiptPayloadError(.invalidValue("UTF8String is not valid UTF-8"), at: location)
-            }
-        case .integer, .nonNegativeInteger, .flag:
-            let node = try Self.element(octets, .integer, at: location)
-            let value: Int64
-            do {
-                value = try node.integerValue()
-            } catch {
-                throw ReceiptPayloadError(
-                    .invalidValue("INTEGER is not minimally encoded or exceeds 64 bits"), at: location)
-            }
-            if kind == .nonNegativeInteger && value < 0 {
-                throw ReceiptPayloadError(.invalidValue("must not be negative, found \(value)"), at: location)
-            }
-            if kind == .flag {
-                guard value == 0 || value == 1 else {
-                    throw ReceiptPayloadError(.invalidValue("must be 0 or 1, found \(value)"), at: location)
-                }
-                self = .flag(value == 1)
-            } else {
-                self = .integer(value)
-            }
-        case .date:
-            let node = try Self.element(octets, .ia5String, at: location)
-            guard let text = try? node.ia5String() else {
-                throw ReceiptPayloadError(.invalidValue("IA5String contains non-ASCII bytes"), at: location)
-            }
-            if text.isEmpty {
-                self = .absentDate
-                return
-            }
-            guard let date = ReceiptDate(rfc3339: text) else {
-                throw ReceiptPayloadError(.invalidValue("\"\(text)\" is not a valid RFC 3339 date"), at: location)
-            }
-            self = .date(date)
-        }
-    }
-
-    /// The single strict DER element that must fill `octets`, with the tag the field requires.
-    private static func element(
-        _ octets: ArraySlice<UInt8>,
-        _ tag: ASN1Tag,
-        at location: String
-    ) throws(ReceiptPayloadError) -> ASN1Node {
-        let node: ASN1Node
-        do {
-            node = try ASN1Node.parse(octets, rules: .der)
-        } catch {
-            let rule = error.reason == .trailingData ? "has bytes after its \(tag)" : "is not a strict DER \(tag)"
-            throw ReceiptPayloadError(.invalidValue("value \(rule): \(error)"), at: location)
-        }
-        guard node.tag == tag else {
-            throw ReceiptPayloadError(.invalidValue("value must be a \(tag), found \(node.tag)"), at: location)
-        }
-        return node
-    }
-
-    func string() -> String? {
-        if case .string(let value) = self { return value }
-        return nil
-    }
-
-    func integer() -> Int64? {
-        if case .integer(let value) = self { return value }
-        return nil
-    }
-
-    func flag() -> Bool? {
-        if case .flag(let value) = self { return value }
-        return nil
-    }
-
-    func date() -> ReceiptDate? {
-        if case .date(let value) = self { return value }
-        return nil
-    }
-
-    func octets() -> [UInt8]? {
-        if case .octets(let value) = self { return value }
-        return nil
+extension ArraySlice {
+    /// The elements at 0-based `offsets` from this slice's start.
+    fileprivate subscript(slice offsets: Range<Int>) -> ArraySlice<Element> {
+        self[(startIndex + offsets.lowerBound)..<(startIndex + offsets.upperBound)]
     }
 }

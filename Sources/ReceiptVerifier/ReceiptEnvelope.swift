@@ -89,10 +89,10 @@ public struct ReceiptEnvelope: Sendable {
             throw ReceiptVerificationError(.invalidCertificate, "signer certificate: \(error)")
         }
         try Self.checkSignatureAlgorithm(signerInfo.signatureAlgorithm, digest: digestAlgorithm, key: key.algorithm)
-        var signedBytes = Array(content)
+        var signedBytes = content
         if let attributes = signerInfo.signedAttributes {
             try checkSignedAttributes(attributes)
-            signedBytes = attributes.signedBytes
+            signedBytes = attributes.signedBytes[...]
         }
         guard key.isValidSignature(signerInfo.signature, for: signedBytes, digest: digestAlgorithm) else {
             throw ReceiptVerificationError(
@@ -183,7 +183,7 @@ public struct ReceiptEnvelope: Sendable {
             throw ReceiptVerificationError(
                 .invalidSignedAttributes, "signed message-digest attribute is not an OCTET STRING")
         }
-        guard constantTimeEquals(node.content, digestAlgorithm.hash(content)) else {
+        guard constantTimeEquals(node.content, digestAlgorithm.hash(content)[...]) else {
             throw ReceiptVerificationError(
                 .invalidSignature, "signed message-digest attribute does not match the payload")
         }
