@@ -5,10 +5,12 @@ import StrictJSON
 /// `receipt verify`: exit 0 only when the receipt is valid.
 enum VerifyCommand {
     static let help = """
-        Usage: receipt verify [FILE|-] --trust ANCHOR [options]
+        Usage: receipt verify [FILE|DIR|-]… --trust ANCHOR [options]
 
         Verifies an app receipt (DER or base64; standard input when FILE is - or absent): its signature, its
         chain to a pinned anchor at the receipt's creation date, its payload, and what you ask to check.
+        Given several files or a directory (its files, sorted by name), verifies them on all cores and prints one
+        line per receipt, in order; with --json, one JSON object per line, each with its "file".
 
         Options:
           --trust FILE        A trust anchor (PEM or DER certificate; repeatable, at least one). Apple's root
@@ -21,7 +23,7 @@ enum VerifyCommand {
           --max-input-size N, --max-depth N, --max-purchases N, --max-decompressed-size N
                               Change a limit (defaults: 4194304 bytes, 32 levels, 10000, 16777216 bytes).
 
-        Exit status: 0 valid, 1 invalid, 2 usage error, 3 file error.
+        Exit status: 0 valid (every receipt), 1 invalid (any), 2 usage error, 3 file error (any).
         """
 
     static func run(_ arguments: [String]) throws(CommandFailure) {
@@ -29,7 +31,7 @@ enum VerifyCommand {
             arguments,
             spec: OptionSpec(
                 valued: LimitOptions.names.union(["--trust", "--bundle-id", "--app-version", "--device-id", "--at"]),
-                flags: ["--json"], maximumPositionals: 1))
+                flags: ["--json"], maximumPositionals: .max))
         var options = VerificationOptions()
         options.bundleID = try parsed.single("--bundle-id")
         options.applicationVersion = try parsed.single("--app-version")
@@ -54,30 +56,44 @@ enum VerifyCommand {
         } catch {
             throw .usage("\(error)")
         }
+        let json = parsed.flag("--json")
+        if let batch = try Batch.files(parsed.positionals) {
+            try Batch.verify(batch, with: verifier, options: options, json: json)
+            return
+        }
         let path = parsed.positionals.first ?? "-"
         let input = try Files.read(path, limit: verifier.limits.maximumInputSize)
-        let json = parsed.flag("--json")
         do {
             let verified = try verifier.verify(input, options: options)
             if json {
-                let output = JSONObject([
-                    "valid": .bool(true), "status": .integer(0), "receipt": .object(verified.receipt.verifyReceiptJSON),
-                ])
-                Files.writeStandardOutput(Array((JSONValue.object(output).serialized() + "\n").utf8))
+                Files.writeStandardOutput(
+                    Array((JSONValue.object(Self.json(.success(verified))).serialized() + "\n").utf8))
             } else {
                 Files.writeStandardOutput(Array(HumanReadable.summary(of: verified).utf8))
             }
         } catch {
             if json {
-                let output = JSONObject([
-                    "valid": .bool(false), "status": .integer(error.status),
-                    "error": .object(
-                        JSONObject(["code": .string(error.code.rawValue), "message": .string(error.message)])),
-                ])
-                Files.writeStandardOutput(Array((JSONValue.object(output).serialized() + "\n").utf8))
+                Files.writeStandardOutput(
+                    Array((JSONValue.object(Self.json(.failure(error))).serialized() + "\n").utf8))
                 throw CommandFailure(exitCode: .rejected, message: "\(path): invalid: \(error)")
             }
             throw .rejected("\(path): invalid: \(error)")
+        }
+    }
+
+    /// One verification in verifyReceipt's shape: `{"valid":…,"status":…,"receipt"|"error":…}`.
+    static func json(_ result: Result<VerifiedReceipt, ReceiptVerificationError>) -> JSONObject {
+        switch result {
+        case .success(let verified):
+            JSONObject([
+                "valid": .bool(true), "status": .integer(0), "receipt": .object(verified.receipt.verifyReceiptJSON),
+            ])
+        case .failure(let error):
+            JSONObject([
+                "valid": .bool(false), "status": .integer(error.status),
+                "error": .object(
+                    JSONObject(["code": .string(error.code.rawValue), "message": .string(error.message)])),
+            ])
         }
     }
 }

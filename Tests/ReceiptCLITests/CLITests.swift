@@ -325,4 +325,41 @@ struct CLITests {
         let inspected = try runner.run(["inspect", "small.der", "--json"])
         #expect(inspected.output.contains(#""compressed": true"#))
     }
+
+    @Test("several files or a directory are verified in order, one JSON line each, exit 0 only if all are valid")
+    func batch() throws {
+        let runner = try CLIRunner()
+        try runner.makeChainAndRequest()
+        try FileManager.default.createDirectory(atPath: runner.path("receipts"), withIntermediateDirectories: true)
+        for name in ["b", "a", "c"] {
+            #expect(
+                try runner.run(CLIRunner.signArguments + ["purchase.json", "-o", "receipts/\(name).der"]).status == 0)
+        }
+        let all = try runner.run(["verify", "receipts", "--trust", "dev/root-ca.pem", "--json"])
+        #expect(all.status == 0)
+        let lines = all.output.split(separator: "\n")
+        #expect(lines.count == 3)
+        #expect(lines.map { $0.hasPrefix(#"{"file":"receipts/"#) } == [true, true, true])
+        #expect(lines.map { $0.contains(#""valid":true"#) } == [true, true, true])
+        #expect(
+            lines.compactMap { $0.split(separator: "\"")[safe: 3] } == [
+                "receipts/a.der", "receipts/b.der", "receipts/c.der",
+            ])
+        var tampered = try runner.read("receipts/b.der")
+        tampered[tampered.count - 20] ^= 1
+        try Data(tampered).write(to: runner.directory.appendingPathComponent("receipts/b.der"))
+        let mixed = try runner.run([
+            "verify", "receipts/c.der", "receipts/b.der", "receipts/a.der", "--trust", "dev/root-ca.pem", "--json",
+        ])
+        #expect(mixed.status == 1)
+        let validity = mixed.output.split(separator: "\n").map { $0.contains(#""valid":true"#) }
+        #expect(validity == [true, false, true])
+        let missing = try runner.run(["verify", "receipts/a.der", "nowhere.der", "--trust", "dev/root-ca.pem"])
+        #expect(missing.status == 3)
+        #expect(missing.output.contains("nowhere.der: unreadable"))
+    }
+}
+
+extension Collection {
+    fileprivate subscript(safe index: Index) -> Element? { indices.contains(index) ? self[index] : nil }
 }

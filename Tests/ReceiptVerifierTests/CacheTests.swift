@@ -97,4 +97,23 @@ struct CacheTests {
         }
         #expect(wrong.withLock { $0 } == 0)
     }
+
+    @Test("verify(many:) returns every result in input order")
+    func batchOrder() throws {
+        let verifier = try TestFixtures.verifier(.ecP256)
+        let valid = try TestFixtures.signed(with: .ecP256)
+        var tampered = valid
+        tampered[tampered.count - 10] ^= 1
+        let inputs = (0..<50).map { $0 % 3 == 1 ? tampered : valid } + [[], Array("junk".utf8)]
+        let results = verifier.verify(many: inputs, threads: 4)
+        #expect(results.count == inputs.count)
+        for (index, result) in results.enumerated() {
+            switch result {
+            case .success: #expect(index < 50 && index % 3 != 1, "input \(index)")
+            case .failure(let error):
+                #expect(index >= 50 || index % 3 == 1, "input \(index)")
+                #expect(error.code == (index >= 50 ? .malformed : .invalidSignature), "input \(index)")
+            }
+        }
+    }
 }

@@ -1,0 +1,36 @@
+import Glibc
+import Dispatch
+import Synchronization
+
+extension ReceiptVerifier {
+    /// Verifies many receipts on `threads` threads at once; the results come back in input order.
+    ///
+    /// Everything the verifier caches is shared by the threads, so receipts signed by the same certificates cost
+    /// one certificate decode in all. Memory grows with `inputs.count`: to verify an unbounded stream with flat
+    /// memory, call this on successive chunks (as `receipt verify` does for many files).
+    public func verify(
+        many inputs: [[UInt8]],
+        options: VerificationOptions = VerificationOptions(),
+        threads: Int = defaultThreadCount
+    ) -> [Result<VerifiedReceipt, ReceiptVerificationError>] {
+        let results = Mutex([Result<VerifiedReceipt, ReceiptVerificationError>?](repeating: nil, count: inputs.count))
+        let workers = max(1, min(threads, inputs.count))
+        let next = Atomic(0)
+        DispatchQueue.concurrentPerform(iterations: workers) { _ in
+            while true {
+                let index = next.wrappingAdd(1, ordering: .relaxed).oldValue
+                guard index < inputs.count else { return }
+                let result = Result { () throws(ReceiptVerificationError) in try verify(inputs[index], options: options)
+                }
+                results.withLock { $0[index] = result }
+            }
+        }
+        // Every index below inputs.count was claimed by exactly one worker and filled.
+        return results.withLock { stored in
+            stored.map { $0 ?? .failure(ReceiptVerificationError(.malformed, "not verified")) }
+        }
+    }
+
+    /// The number of processors the system makes available.
+    public static var defaultThreadCount: Int { max(1, Int(sysconf(Int32(_SC_NPROCESSORS_ONLN)))) }
+}
