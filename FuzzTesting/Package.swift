@@ -3,7 +3,9 @@
 // Build and run one with ./fuzz.sh TARGET [SECONDS].
 import PackageDescription
 
-let targets = ["FuzzDER", "FuzzPayload", "FuzzVerify", "FuzzSigningRequest", "FuzzCatalog", "FuzzBase64"]
+let targets = [
+    "FuzzDER", "FuzzPayload", "FuzzVerify", "FuzzParsers", "FuzzSigningRequest", "FuzzCatalog", "FuzzBase64",
+]
 
 let package = Package(
     name: "FuzzTesting",

@@ -8,7 +8,7 @@ real="$root/Tests/ReceiptVerifierTests/Vectors/real"
 corpus="$root/FuzzTesting/Corpus"
 scratch="$(mktemp -d)"
 trap 'rm -rf "$scratch"' EXIT
-rm -rf "$corpus" && mkdir -p "$corpus"/{FuzzDER,FuzzPayload,FuzzVerify,FuzzSigningRequest,FuzzCatalog,FuzzBase64}
+rm -rf "$corpus" && mkdir -p "$corpus"/{FuzzDER,FuzzPayload,FuzzVerify,FuzzParsers,FuzzSigningRequest,FuzzCatalog,FuzzBase64}
 
 # Signing requests: small, complete, with _ms dates and offsets, bound to a device.
 cat > "$corpus/FuzzSigningRequest/minimal.json" <<'JSON'
@@ -73,5 +73,6 @@ done
 cp "$real/tpinappreceipt/receipt-xcode.b64" "$real/cargobay/legacy-nonconsumable.b64" "$corpus/FuzzBase64/"
 cp "$real/tpinappreceipt/receipt-xcode.der" "$real/apple-pki/AppleIncRootCertificate.cer" "$corpus/FuzzDER/"
 cp "$corpus/FuzzVerify/openssl-ber-ec.der" "$corpus/FuzzVerify/ours-ec-compressed.der" "$corpus/FuzzDER/"
+cp "$corpus"/FuzzVerify/* "$corpus/FuzzParsers/"
 find "$corpus" -type f -size +100k -delete
 echo "corpus: $(find "$corpus" -type f | wc -l) files, $(du -sh "$corpus" | cut -f1)"

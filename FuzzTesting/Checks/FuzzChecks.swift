@@ -14,7 +14,7 @@ public enum FuzzChecks {
     /// Each target's check: nil when every property holds, otherwise what broke.
     public static let targets: [String: @Sendable ([UInt8]) -> String?] = [
         "FuzzDER": der, "FuzzPayload": payload, "FuzzVerify": verify, "FuzzSigningRequest": signingRequest,
-        "FuzzCatalog": catalog, "FuzzBase64": base64,
+        "FuzzCatalog": catalog, "FuzzBase64": base64, "FuzzParsers": parsers,
     ]
 
     /// DER/BER reader: what parses as DER re-serialises to the same bytes; DER is also BER; making a BER
@@ -90,6 +90,36 @@ public enum FuzzChecks {
             return "OpenSSL accepts a chain we reject: \(error)"
         }
         return nil
+    }
+
+    /// Our envelope reader against OpenSSL's CMS parser, everything else being the same verifier: when both
+    /// accept, the receipt and chain are the same; we never accept what OpenSSL's path refuses; and OpenSSL's path
+    /// accepts nothing we refuse, except where we are stricter by design (algorithm identifiers and parameters,
+    /// signed attributes, an algorithm that does not fit the key).
+    public static func parsers(_ input: [UInt8]) -> String? {
+        guard let verifier = Anchors.verifier else { return "the verify target's anchors did not load" }
+        let ours = Result { () throws(ReceiptVerificationError) in try verifier.verify(input) }
+        let theirs = Result { () throws(ReceiptVerificationError) in try verifier.verify(input, parser: .openSSL) }
+        switch (ours, theirs) {
+        case (.success(let ours), .success(let theirs)):
+            guard ours.receipt == theirs.receipt, ours.chain.map(\.derEncoded) == theirs.chain.map(\.derEncoded) else {
+                return "the two parsers verified different receipts or chains"
+            }
+            return nil
+        case (.success, .failure(let error)): return "we accept what OpenSSL's parser path refuses: \(error)"
+        case (.failure(let error), .success):
+            return isStricterByDesign(error) ? nil : "OpenSSL's parser path accepts what we refuse: \(error)"
+        case (.failure, .failure): return nil
+        }
+    }
+
+    private static func isStricterByDesign(_ error: ReceiptVerificationError) -> Bool {
+        switch error.code {
+        case .unsupportedAlgorithm, .invalidSignedAttributes: true
+        case .invalidSignature: error.message.contains("cannot be used with")
+        case .malformed: error.message.contains("signedAttrs")
+        default: false
+        }
     }
 
     /// The signer's request JSON: a request that parses describes a receipt whose verifyReceipt JSON and payload

@@ -14,6 +14,12 @@ void receipt_sk_X509_free(STACK_OF(X509) *stack) { sk_X509_free(stack); }
 
 void receipt_sk_X509_pop_free(STACK_OF(X509) *stack) { sk_X509_pop_free(stack, X509_free); }
 
+int receipt_sk_CMS_SignerInfo_num(STACK_OF(CMS_SignerInfo) *stack) { return sk_CMS_SignerInfo_num(stack); }
+
+CMS_SignerInfo *receipt_sk_CMS_SignerInfo_value(STACK_OF(CMS_SignerInfo) *stack, int index) {
+    return sk_CMS_SignerInfo_value(stack, index);
+}
+
 void receipt_OPENSSL_free(void *pointer) { OPENSSL_free(pointer); }
 
 long receipt_BIO_get_mem_data(BIO *bio, const unsigned char **data) { return BIO_get_mem_data(bio, data); }

@@ -9,6 +9,8 @@ public struct CMSError: Error, Hashable, Sendable, CustomStringConvertible {
         case notSignedData(ASN1ObjectIdentifier)
         /// A structural rule of RFC 5652 that the encoding obeys but the content breaks.
         case invalid(String)
+        /// Valid CMS that this reader does not read (it says what).
+        case unsupported(String)
     }
 
     public let reason: Reason
@@ -25,6 +27,7 @@ public struct CMSError: Error, Hashable, Sendable, CustomStringConvertible {
         case .malformed(let error): "\(location): \(error)"
         case .notSignedData(let type): "\(location): content type is \(type), not signedData (1.2.840.113549.1.7.2)"
         case .invalid(let rule): "\(location): \(rule)"
+        case .unsupported(let what): "\(location): \(what) is not supported"
         }
     }
 }

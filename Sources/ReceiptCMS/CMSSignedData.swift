@@ -121,12 +121,12 @@ public struct CMSSignedData: Sendable {
                     let certificate = try choices.readNode()
                     guard certificate.tag == .sequence else {
                         throw CMSError(
-                            .invalid("only X.509 certificates are supported, found \(certificate.tag)"),
+                            .unsupported("a certificate choice other than X.509 (\(certificate.tag))"),
                             at: location.description)
                     }
                     guard !certificate.isIndefiniteLength else {
                         throw CMSError(
-                            .invalid("a certificate must be DER (definite lengths)"), at: location.description)
+                            .unsupported("a certificate with indefinite lengths"), at: location.description)
                     }
                     certificateList.append(certificate.encoded)
                 }

@@ -158,6 +158,17 @@ public final class Certificate: @unchecked Sendable, Hashable, CustomStringConve
         }.joined(separator: ":")
     }
 
+    /// Whether `encodedName` (a DER `Name`) names this certificate's issuer under RFC 5280's comparison rules, as
+    /// OpenSSL's `X509_NAME_cmp` applies them (canonical form: case and spacing folded where the rules say so).
+    public func issuerMatches(encodedName: ArraySlice<UInt8>) -> Bool {
+        let bytes = Array(encodedName)
+        guard let name = decodeWhole(bytes, with: { d2i_X509_NAME(nil, $0, $1) }, free: X509_NAME_free) else {
+            return false
+        }
+        defer { X509_NAME_free(name) }
+        return X509_NAME_cmp(name, X509_get_issuer_name(pointer)) == 0
+    }
+
     /// The encoded issuer `Name` and the serial number's INTEGER content octets, read from the DER bytes:
     /// `TBSCertificate ::= SEQUENCE { [0] version OPTIONAL, serialNumber, signature, issuer, … }`.
     public func issuerAndSerialNumber() throws(DERError) -> (issuer: ArraySlice<UInt8>, serialNumber: ArraySlice<UInt8>)

@@ -31,6 +31,9 @@ public struct ReceiptEnvelope: Sendable {
             if case .malformed(let derError) = error.reason, case .nestingTooDeep = derError.reason {
                 throw ReceiptVerificationError(.tooLarge, "CMS envelope: \(error)")
             }
+            if case .unsupported = error.reason {
+                throw ReceiptVerificationError(.malformed, "CMS envelope: \(error)", unsupportedShape: true)
+            }
             throw ReceiptVerificationError(.malformed, "CMS envelope: \(error)")
         }
         guard signedData.signerInfos.count == 1, let signerInfo = signedData.signerInfos.first else {
@@ -110,7 +113,16 @@ public struct ReceiptEnvelope: Sendable {
     public func payload(limits: VerificationLimits = VerificationLimits()) throws(ReceiptVerificationError)
         -> ArraySlice<UInt8>
     {
-        guard isCompressed else { return content }
+        try Self.payload(of: content, contentType: signedData.contentType, limits: limits)
+    }
+
+    /// The payload carried by signed `content` of `contentType` (data, or CompressedData holding data).
+    static func payload(
+        of content: ArraySlice<UInt8>,
+        contentType: ASN1ObjectIdentifier,
+        limits: VerificationLimits
+    ) throws(ReceiptVerificationError) -> ArraySlice<UInt8> {
+        guard contentType == .cmsCompressedData else { return content }
         let compressed: CMSCompressedData
         do {
             compressed = try CMSCompressedData(derEncoded: content)
@@ -144,7 +156,13 @@ public struct ReceiptEnvelope: Sendable {
 
     /// Decodes the payload as a receipt.
     public func receipt(limits: VerificationLimits = VerificationLimits()) throws(ReceiptVerificationError) -> Receipt {
-        let payload = try payload(limits: limits)
+        try Self.receipt(from: try payload(limits: limits), limits: limits)
+    }
+
+    /// Decodes `payload` as a receipt, mapping each payload rule to its error code.
+    static func receipt(from payload: ArraySlice<UInt8>, limits: VerificationLimits) throws(ReceiptVerificationError)
+        -> Receipt
+    {
         do {
             return try Receipt(payload: payload, maximumPurchases: limits.maximumPurchases)
         } catch {
@@ -246,8 +264,10 @@ public struct ReceiptEnvelope: Sendable {
     private static func identifies(_ identifier: CMSSignerIdentifier, _ certificate: Certificate) -> Bool {
         switch identifier {
         case .issuerAndSerialNumber(let issuer, let serialNumber):
-            guard let fields = try? certificate.issuerAndSerialNumber() else { return false }
-            return fields.issuer.elementsEqual(issuer) && fields.serialNumber.elementsEqual(serialNumber)
+            guard let fields = try? certificate.issuerAndSerialNumber(), fields.serialNumber.elementsEqual(serialNumber)
+            else { return false }
+            // Names usually match byte for byte; RFC 5280 also lets them differ in case and spacing.
+            return fields.issuer.elementsEqual(issuer) || certificate.issuerMatches(encodedName: issuer)
         case .subjectKeyIdentifier(let keyIdentifier):
             return certificate.subjectKeyIdentifier.map { $0.elementsEqual(keyIdentifier) } ?? false
         }

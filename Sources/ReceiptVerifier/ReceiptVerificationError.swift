@@ -50,10 +50,18 @@ public struct ReceiptVerificationError: Error, Hashable, Sendable, CustomStringC
 
     public let code: Code
     public let message: String
+    /// Set when our envelope reader refused a shape that is valid CMS but not one it reads; the verifier then
+    /// lets OpenSSL's CMS parser read it.
+    let isUnsupportedShape: Bool
 
     public init(_ code: Code, _ message: String) {
+        self.init(code, message, unsupportedShape: false)
+    }
+
+    init(_ code: Code, _ message: String, unsupportedShape: Bool) {
         self.code = code
         self.message = message
+        self.isUnsupportedShape = unsupportedShape
     }
 
     /// The status Apple's verifyReceipt would answer: 21002 when the data cannot be read as a receipt, 21003 when

@@ -93,19 +93,71 @@ public struct ReceiptVerifier: Sendable {
         self.certificateCache = certificateCache
     }
 
+    /// Which CMS parser reads the envelope.
+    public enum EnvelopeParser: Hashable, Sendable {
+        /// This project's zero-copy BER reader; OpenSSL's CMS parser only for the shapes it does not read
+        /// (certificate choices other than X.509, certificates not in DER).
+        case automatic
+        /// OpenSSL's CMS parser for the envelope and the signature (slower: it decodes every certificate).
+        /// Everything after that is the same: payload rules, chain, policies, options.
+        case openSSL
+    }
+
     /// Verifies a receipt given as DER or base64 text.
     public func verify(
         _ input: [UInt8],
-        options: VerificationOptions = VerificationOptions()
+        options: VerificationOptions = VerificationOptions(),
+        parser: EnvelopeParser = .automatic
     ) throws(ReceiptVerificationError) -> VerifiedReceipt {
-        let envelope = try ReceiptEnvelope(input: input, limits: limits, certificateCache: certificateCache)
+        if parser == .openSSL { return try verifyThroughOpenSSL(input, options: options) }
+        let envelope: ReceiptEnvelope
+        do {
+            envelope = try ReceiptEnvelope(input: input, limits: limits, certificateCache: certificateCache)
+        } catch {
+            guard error.isUnsupportedShape else { throw error }
+            return try verifyThroughOpenSSL(input, options: options)
+        }
         try envelope.verifySignature()
         let receipt = try envelope.receipt(limits: limits)
         let time = options.validationTime ?? receipt.creationDate
-        let chain = try trustedChain(envelope, at: time)
+        let chain = try trustedChain(signer: envelope.signerCertificate, others: envelope.otherCertificates, at: time)
         try check(receipt, against: options)
         return VerifiedReceipt(
             receipt: receipt, chain: chain, validationTime: time, digestAlgorithm: envelope.digestAlgorithm)
+    }
+
+    /// The same checks with OpenSSL's CMS parser reading the envelope and checking the signature.
+    private func verifyThroughOpenSSL(_ input: [UInt8], options: VerificationOptions) throws(ReceiptVerificationError)
+        -> VerifiedReceipt
+    {
+        let der = try ReceiptInput.derBytes(from: input, limits: limits)
+        let signed: OpenSSLSignedContent
+        switch OpenSSLCMSVerification.signedContent(der) {
+        case .success(let content): signed = content
+        case .failure(.unparseable):
+            throw ReceiptVerificationError(.malformed, "OpenSSL's CMS parser cannot read it as one SignedData")
+        case .failure(.signerCount(let count)):
+            throw ReceiptVerificationError(
+                .wrongSignerCount, "SignedData.signerInfos has \(count) signers; exactly one is required")
+        case .failure(.invalidSignature(let reason)):
+            throw ReceiptVerificationError(.invalidSignature, "OpenSSL: \(reason)")
+        }
+        guard let digest = signed.digest else {
+            throw ReceiptVerificationError(
+                .unsupportedAlgorithm, "digestAlgorithm is not supported (only SHA-1 and SHA-256)")
+        }
+        guard let contentType = ASN1ObjectIdentifier(signed.contentType),
+            contentType == .cmsData || contentType == .cmsCompressedData
+        else {
+            throw ReceiptVerificationError(.wrongContentType, "encapContentInfo.eContentType is \(signed.contentType)")
+        }
+        let payload = try ReceiptEnvelope.payload(of: signed.content[...], contentType: contentType, limits: limits)
+        let receipt = try ReceiptEnvelope.receipt(from: payload, limits: limits)
+        let time = options.validationTime ?? receipt.creationDate
+        let others = signed.certificates.filter { $0 != signed.signer }
+        let chain = try trustedChain(signer: signed.signer, others: others, at: time)
+        try check(receipt, against: options)
+        return VerifiedReceipt(receipt: receipt, chain: chain, validationTime: time, digestAlgorithm: digest)
     }
 
     /// The validated chain for the envelope's certificates at `time`.
@@ -114,31 +166,32 @@ public struct ReceiptVerifier: Sendable {
     /// window in which every certificate of its chain is valid; a receipt whose time falls inside that window
     /// needs nothing more. Outside it, or for a chain never seen, full validation at `time` decides. A cached
     /// verdict can only repeat what full validation would say.
-    private func trustedChain(_ envelope: ReceiptEnvelope, at time: ReceiptDate) throws(ReceiptVerificationError)
-        -> [Certificate]
+    private func trustedChain(signer: Certificate, others: [Certificate], at time: ReceiptDate)
+        throws(ReceiptVerificationError) -> [Certificate]
     {
-        let key = ([envelope.signerCertificate] + envelope.otherCertificates).map { DERKey($0.derEncoded[...]) }
+        let key = ([signer] + others).map { DERKey($0.derEncoded[...]) }
         let verdict: ChainVerdict
         if let cached = chainVerdicts.verdict(for: key) {
             verdict = cached
         } else {
             verdict = ChainVerdict(
-                result: Result { () throws(ReceiptVerificationError) in try validateChain(envelope, at: nil) })
+                result: Result { () throws(ReceiptVerificationError) in
+                    try validateChain(signer: signer, others: others, at: nil)
+                })
             chainVerdicts.store(verdict, for: key)
         }
         let chain = try verdict.result.get()
         if verdict.validityWindow.contains(time.secondsSince1970) { return chain }
-        return try validateChain(envelope, at: time)
+        return try validateChain(signer: signer, others: others, at: time)
     }
 
     /// Full validation of the envelope's chain at `time` (or at no time: every check but validity periods),
     /// followed by this verifier's policies.
-    private func validateChain(_ envelope: ReceiptEnvelope, at time: ReceiptDate?) throws(ReceiptVerificationError)
-        -> [Certificate]
+    private func validateChain(signer: Certificate, others: [Certificate], at time: ReceiptDate?)
+        throws(ReceiptVerificationError) -> [Certificate]
     {
         let chain: [Certificate]
-        switch anchors.validateChain(
-            leaf: envelope.signerCertificate, intermediates: envelope.otherCertificates, at: time?.secondsSince1970)
+        switch anchors.validateChain(leaf: signer, intermediates: others, at: time?.secondsSince1970)
         {
         case .success(let validated): chain = validated
         case .failure(let error):
@@ -163,7 +216,7 @@ public struct ReceiptVerifier: Sendable {
                 "certificate \(depth) (\(certificate.subject)) issues another certificate but is not a CA "
                     + "(basicConstraints cA is not TRUE)")
         }
-        if envelope.signerCertificate.keyUsageForbidsSigning {
+        if signer.keyUsageForbidsSigning {
             throw ReceiptVerificationError(
                 .invalidCertificatePurpose, "signer certificate's keyUsage does not include digitalSignature")
         }

@@ -127,6 +127,18 @@ struct EnvelopeRuleTests {
         #expect(try Self.code(builder) == .signerCertificateMissing)
     }
 
+    @Test("a signer whose issuer name differs only in case still matches, as RFC 5280 compares names")
+    func issuerNameCase() throws {
+        var der = try Self.builder(.ecP256).build()
+        let name = Array("openreceipt TEST ONLY Intermediate CA".utf8)
+        let last = try #require(der.ranges(of: name).last)
+        der[last.lowerBound + 12] = UInt8(ascii: "t")
+        #expect(try Self.builder(.ecP256).signerCertificate.issuer.contains("TEST ONLY Intermediate"))
+        #expect(TestFixtures.code(der, try TestFixtures.verifier(.ecP256)) == nil)
+        der[last.upperBound + 3] ^= 0x01  // and a serial number that differs does not match
+        #expect(TestFixtures.code(der, try TestFixtures.verifier(.ecP256)) == .signerCertificateMissing)
+    }
+
     @Test("a signer identified by its subject key identifier verifies")
     func subjectKeyIdentifier() throws {
         var builder = try Self.builder()

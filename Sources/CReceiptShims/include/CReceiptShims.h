@@ -4,6 +4,7 @@
 
 #include <stddef.h>
 #include <openssl/bio.h>
+#include <openssl/cms.h>
 #include <openssl/x509.h>
 #include <zlib.h>
 
@@ -19,6 +20,10 @@ X509 *receipt_sk_X509_value(const STACK_OF(X509) *stack, int index);
 void receipt_sk_X509_free(STACK_OF(X509) *stack);
 /// `sk_X509_pop_free(stack, X509_free)`: frees the stack and drops one reference of each certificate.
 void receipt_sk_X509_pop_free(STACK_OF(X509) *stack);
+/// `sk_CMS_SignerInfo_num`: the number of signers, or -1 for NULL.
+int receipt_sk_CMS_SignerInfo_num(STACK_OF(CMS_SignerInfo) *stack);
+/// `sk_CMS_SignerInfo_value`: the signer at `index`, borrowed.
+CMS_SignerInfo *receipt_sk_CMS_SignerInfo_value(STACK_OF(CMS_SignerInfo) *stack, int index);
 /// `OPENSSL_free`: releases memory that OpenSSL allocated for the caller.
 void receipt_OPENSSL_free(void *pointer);
 /// `BIO_get_mem_data`: the bytes written into a memory BIO (borrowed) and their count.
