@@ -4,6 +4,28 @@ public struct DERWriter: Sendable {
 
     public init() {}
 
+    /// A writer with room for `capacity` bytes, for callers that know the size of what they write.
+    public init(capacity: Int) {
+        bytes.reserveCapacity(capacity)
+    }
+
+    /// The size of a whole element with a low-numbered tag (below 31) and `contentLength` content octets.
+    public static func encodedLength(contentLength: Int) -> Int {
+        1 + lengthOctetCount(contentLength) + contentLength
+    }
+
+    /// How many octets the DER length field of `length` takes.
+    public static func lengthOctetCount(_ length: Int) -> Int {
+        guard length >= 0x80 else { return 1 }
+        return 1 + (Int.bitWidth - length.leadingZeroBitCount + 7) / 8
+    }
+
+    /// Appends an identifier and a length; the caller appends exactly `length` content octets next.
+    public mutating func appendHeader(_ tag: ASN1Tag, length: Int) {
+        appendIdentifier(tag)
+        appendLength(length)
+    }
+
     /// Appends an element with the given tag and content octets.
     public mutating func append(_ tag: ASN1Tag, content: [UInt8]) {
         appendHeader(tag, length: content.count)
@@ -59,13 +81,7 @@ public struct DERWriter: Sendable {
 
     /// Appends an INTEGER in its shortest two's-complement form.
     public mutating func appendInteger(_ value: Int64) {
-        var count = 8
-        while count > 1 {
-            let top = UInt8(truncatingIfNeeded: value >> ((count - 1) * 8))
-            let next = UInt8(truncatingIfNeeded: value >> ((count - 2) * 8))
-            guard (top == 0 && next & 0x80 == 0) || (top == 0xFF && next & 0x80 != 0) else { break }
-            count -= 1
-        }
+        let count = Self.integerContentLength(value)
         appendHeader(.integer, length: count)
         for index in stride(from: count - 1, through: 0, by: -1) {
             bytes.append(UInt8(truncatingIfNeeded: value >> (index * 8)))
@@ -125,21 +141,25 @@ public struct DERWriter: Sendable {
     }
 
     public mutating func appendUTF8String(_ text: String) {
-        append(.utf8String, content: Array(text.utf8))
+        appendHeader(.utf8String, length: text.utf8.count)
+        bytes.append(contentsOf: text.utf8)
     }
 
     /// Appends an IA5String; the caller guarantees the text is ASCII.
     public mutating func appendIA5String(_ text: String) {
-        append(.ia5String, content: Array(text.utf8))
+        appendHeader(.ia5String, length: text.utf8.count)
+        bytes.append(contentsOf: text.utf8)
+    }
+
+    /// The number of content octets of `value` as a minimal INTEGER.
+    public static func integerContentLength(_ value: Int64) -> Int {
+        // The significant bits of the value (of its complement when negative), plus a sign bit, in whole octets.
+        let magnitude = value < 0 ? ~value : value
+        return (Int64.bitWidth - magnitude.leadingZeroBitCount) / 8 + 1
     }
 
     public mutating func appendNull() {
         appendHeader(.null, length: 0)
-    }
-
-    private mutating func appendHeader(_ tag: ASN1Tag, length: Int) {
-        appendIdentifier(tag)
-        appendLength(length)
     }
 
     private mutating func appendIdentifier(_ tag: ASN1Tag) {
@@ -163,14 +183,11 @@ public struct DERWriter: Sendable {
             bytes.append(UInt8(length))
             return
         }
-        var octets: [UInt8] = []
-        var rest = length
-        while rest > 0 {
-            octets.append(UInt8(rest & 0xFF))
-            rest >>= 8
+        let count = Self.lengthOctetCount(length) - 1
+        bytes.append(0x80 | UInt8(count))
+        for index in stride(from: count - 1, through: 0, by: -1) {
+            bytes.append(UInt8(truncatingIfNeeded: length >> (index * 8)))
         }
-        bytes.append(0x80 | UInt8(octets.count))
-        bytes.append(contentsOf: octets.reversed())
     }
 }
 

@@ -72,10 +72,6 @@ public struct Receipt: Hashable, Sendable {
         self.unknownAttributes = unknownAttributes
     }
 
-    /// The value octets of field 2 exactly as the device binding hashes them: the whole DER UTF8String
-    /// (identifier, length and text). DER has one encoding per string, so this equals the bytes received.
-    public var bundleIDValueOctets: [UInt8] { utf8Value(bundleID) }
-
     /// What field 5 is the SHA-1 of for `device`: its identifier bytes ‖ opaque value (field 4) ‖
     /// ``bundleIDValueOctets``; nil when the receipt has no opaque value.
     public func deviceBindingInput(for device: DeviceIdentifier) -> [UInt8]? {

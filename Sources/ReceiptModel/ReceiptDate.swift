@@ -39,6 +39,40 @@ public struct ReceiptDate: Hashable, Comparable, Sendable, CustomStringConvertib
         return remainder < 0 ? (quotient - 1, remainder + 1000) : (quotient, remainder)
     }
 
+    /// ``rfc3339`` as ASCII bytes, written digit by digit (this is what signing writes into every date field).
+    public var rfc3339Bytes: [UInt8] {
+        let (seconds, milliseconds) = splitSeconds
+        let civil = CivilTime(secondsSince1970: seconds)
+        guard (0...9999).contains(civil.year) else { return Array(rfc3339.utf8) }
+        var bytes: [UInt8] = []
+        bytes.reserveCapacity(24)
+        func digits(_ value: Int64, _ count: Int) {
+            var divisor: Int64 = 1
+            for _ in 1..<count { divisor *= 10 }
+            while divisor > 0 {
+                bytes.append(UInt8(ascii: "0") + UInt8(value / divisor % 10))
+                divisor /= 10
+            }
+        }
+        digits(civil.year, 4)
+        bytes.append(UInt8(ascii: "-"))
+        digits(civil.month, 2)
+        bytes.append(UInt8(ascii: "-"))
+        digits(civil.day, 2)
+        bytes.append(UInt8(ascii: "T"))
+        digits(civil.hour, 2)
+        bytes.append(UInt8(ascii: ":"))
+        digits(civil.minute, 2)
+        bytes.append(UInt8(ascii: ":"))
+        digits(civil.second, 2)
+        if milliseconds != 0 {
+            bytes.append(UInt8(ascii: "."))
+            digits(milliseconds, 3)
+        }
+        bytes.append(UInt8(ascii: "Z"))
+        return bytes
+    }
+
     /// RFC 3339 in UTC: `2024-06-05T12:00:00Z`, with `.SSS` only when there are milliseconds.
     public var rfc3339: String {
         let civil = CivilTime(secondsSince1970: secondsSince1970)

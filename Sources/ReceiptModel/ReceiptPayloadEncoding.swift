@@ -4,85 +4,168 @@ extension Receipt {
     /// The payload in DER: a `SET OF ReceiptAttribute` holding every field that is set, in field order, in-app
     /// purchases (as nested sets) in the order given, then the undocumented attributes verbatim. Like Apple's, the
     /// set is not sorted, so the order of purchases survives. Dates are written as RFC 3339 in UTC. Decoding the
-    /// result gives back an equal receipt.
+    /// result gives back an equal receipt when ``encodesFaithfully`` holds.
     public var payloadDER: [UInt8] {
-        var attributes: [[UInt8]] = []
-        func add(_ field: ReceiptField, _ value: [UInt8]?) {
-            if let value { attributes.append(encodeAttribute(type: field.rawValue, version: 1, value: value)) }
+        let attributes = payloadAttributes
+        let content = attributes.reduce(0) { $0 + $1.encodedLength }
+        var writer = DERWriter(capacity: DERWriter.encodedLength(contentLength: content))
+        writer.appendHeader(.set, length: content)
+        for attribute in attributes { attribute.write(to: &writer) }
+        return writer.bytes
+    }
+
+    /// Whether ``payloadDER`` carries every value exactly, so that what is signed verifies as given: quantities
+    /// are not negative, `sha1Hash` is 20 bytes, dates fall in years 0000-9999, and no undocumented attribute
+    /// reuses the type of a documented field.
+    public var encodesFaithfully: Bool {
+        (sha1Hash?.count ?? 20) == 20 && creationDate.isEncodable && (originalPurchaseDate?.isEncodable ?? true)
+            && (expirationDate?.isEncodable ?? true)
+            && unknownAttributes.allSatisfy { ReceiptField(rawValue: $0.type) == nil }
+            && inAppPurchases.allSatisfy(\.encodesFaithfully)
+    }
+
+    private var payloadAttributes: [PayloadAttribute] {
+        var attributes: [PayloadAttribute] = []
+        attributes.reserveCapacity(12 + inAppPurchases.count + unknownAttributes.count)
+        func add(_ field: ReceiptField, _ value: PayloadValue?) {
+            if let value { attributes.append(PayloadAttribute(type: field.rawValue, version: 1, value: value)) }
         }
-        add(.receiptType, receiptType.map(utf8Value))
-        add(.appItemID, appItemID.map(integerValue))
-        add(.bundleID, bundleIDValueOctets)
-        add(.applicationVersion, applicationVersion.map(utf8Value))
-        add(.opaqueValue, opaqueValue)
-        add(.sha1Hash, sha1Hash)
-        add(.creationDate, dateValue(creationDate))
-        add(.versionExternalIdentifier, versionExternalIdentifier.map(integerValue))
-        add(.originalPurchaseDate, originalPurchaseDate.map(dateValue))
-        add(.originalApplicationVersion, originalApplicationVersion.map(utf8Value))
-        add(.expirationDate, expirationDate.map(dateValue))
-        for purchase in inAppPurchases { add(.inAppPurchase, purchase.payloadDER) }
-        attributes += unknownAttributes.map { encodeAttribute(type: $0.type, version: $0.version, value: $0.value) }
-        return encodeSet(attributes)
+        add(.receiptType, receiptType.map(PayloadValue.utf8String))
+        add(.appItemID, appItemID.map(PayloadValue.integer))
+        add(.bundleID, .utf8String(bundleID))
+        add(.applicationVersion, applicationVersion.map(PayloadValue.utf8String))
+        add(.opaqueValue, opaqueValue.map(PayloadValue.octets))
+        add(.sha1Hash, sha1Hash.map(PayloadValue.octets))
+        add(.creationDate, .date(creationDate.rfc3339Bytes))
+        add(.versionExternalIdentifier, versionExternalIdentifier.map(PayloadValue.integer))
+        add(.originalPurchaseDate, originalPurchaseDate.map { .date($0.rfc3339Bytes) })
+        add(.originalApplicationVersion, originalApplicationVersion.map(PayloadValue.utf8String))
+        add(.expirationDate, expirationDate.map { .date($0.rfc3339Bytes) })
+        for purchase in inAppPurchases { add(.inAppPurchase, .set(purchase.payloadAttributes)) }
+        attributes += unknownAttributes.map {
+            PayloadAttribute(type: $0.type, version: $0.version, value: .octets($0.value))
+        }
+        return attributes
+    }
+
+    /// The value octets of field 2 exactly as the device binding hashes them: the whole DER UTF8String
+    /// (identifier, length and text). DER has one encoding per string, so this equals the bytes received.
+    public var bundleIDValueOctets: [UInt8] {
+        var writer = DERWriter()
+        writer.appendUTF8String(bundleID)
+        return writer.bytes
     }
 }
 
 extension InAppPurchase {
     /// This purchase as the nested `SET OF ReceiptAttribute` that field 17 carries, fields in numeric order.
     public var payloadDER: [UInt8] {
-        var attributes: [[UInt8]] = []
-        func add(_ field: InAppPurchaseField, _ value: [UInt8]?) {
-            if let value { attributes.append(encodeAttribute(type: field.rawValue, version: 1, value: value)) }
+        var writer = DERWriter()
+        PayloadValue.set(payloadAttributes).write(to: &writer)
+        return writer.bytes
+    }
+
+    var encodesFaithfully: Bool {
+        (quantity ?? 0) >= 0 && purchaseDate.isEncodable && (originalPurchaseDate?.isEncodable ?? true)
+            && (expiresDate?.isEncodable ?? true) && (cancellationDate?.isEncodable ?? true)
+            && unknownAttributes.allSatisfy { InAppPurchaseField(rawValue: $0.type) == nil }
+    }
+
+    fileprivate var payloadAttributes: [PayloadAttribute] {
+        var attributes: [PayloadAttribute] = []
+        attributes.reserveCapacity(13 + unknownAttributes.count)
+        func add(_ field: InAppPurchaseField, _ value: PayloadValue?) {
+            if let value { attributes.append(PayloadAttribute(type: field.rawValue, version: 1, value: value)) }
         }
-        add(.quantity, quantity.map(integerValue))
-        add(.productID, utf8Value(productID))
-        add(.transactionID, utf8Value(transactionID))
-        add(.purchaseDate, dateValue(purchaseDate))
-        add(.originalTransactionID, originalTransactionID.map(utf8Value))
-        add(.originalPurchaseDate, originalPurchaseDate.map(dateValue))
-        add(.productType, productType.map(integerValue))
-        add(.expiresDate, expiresDate.map(dateValue))
-        add(.webOrderLineItemID, webOrderLineItemID.map(integerValue))
-        add(.cancellationDate, cancellationDate.map(dateValue))
-        add(.isTrialPeriod, isTrialPeriod.map { integerValue($0 ? 1 : 0) })
-        add(.isInIntroOfferPeriod, isInIntroOfferPeriod.map { integerValue($0 ? 1 : 0) })
-        add(.promotionalOfferID, promotionalOfferID.map(utf8Value))
-        attributes += unknownAttributes.map { encodeAttribute(type: $0.type, version: $0.version, value: $0.value) }
-        return encodeSet(attributes)
+        add(.quantity, quantity.map(PayloadValue.integer))
+        add(.productID, .utf8String(productID))
+        add(.transactionID, .utf8String(transactionID))
+        add(.purchaseDate, .date(purchaseDate.rfc3339Bytes))
+        add(.originalTransactionID, originalTransactionID.map(PayloadValue.utf8String))
+        add(.originalPurchaseDate, originalPurchaseDate.map { .date($0.rfc3339Bytes) })
+        add(.productType, productType.map(PayloadValue.integer))
+        add(.expiresDate, expiresDate.map { .date($0.rfc3339Bytes) })
+        add(.webOrderLineItemID, webOrderLineItemID.map(PayloadValue.integer))
+        add(.cancellationDate, cancellationDate.map { .date($0.rfc3339Bytes) })
+        add(.isTrialPeriod, isTrialPeriod.map { .integer($0 ? 1 : 0) })
+        add(.isInIntroOfferPeriod, isInIntroOfferPeriod.map { .integer($0 ? 1 : 0) })
+        add(.promotionalOfferID, promotionalOfferID.map(PayloadValue.utf8String))
+        attributes += unknownAttributes.map {
+            PayloadAttribute(type: $0.type, version: $0.version, value: .octets($0.value))
+        }
+        return attributes
     }
 }
 
-/// `SET OF` with the elements in the order given.
-private func encodeSet(_ elements: [[UInt8]]) -> [UInt8] {
-    var writer = DERWriter()
-    writer.append(.set, contentsOf: elements)
-    return writer.bytes
+extension ReceiptDate {
+    /// Whether the date has a four-digit year, as the payload's RFC 3339 form requires.
+    fileprivate var isEncodable: Bool { self >= .earliest && self <= .latest }
 }
 
-private func encodeAttribute(type: Int64, version: Int64, value: [UInt8]) -> [UInt8] {
-    var writer = DERWriter()
-    writer.appendSequence { attribute in
-        attribute.appendInteger(type)
-        attribute.appendInteger(version)
-        attribute.appendOctetString(value)
+/// `ReceiptAttribute ::= SEQUENCE { type INTEGER, version INTEGER, value OCTET STRING }`, measured before it is
+/// written, so every length is known when its header is written and nothing is copied twice.
+private struct PayloadAttribute {
+    let type: Int64
+    let version: Int64
+    let value: PayloadValue
+    let valueLength: Int
+    let contentLength: Int
+
+    init(type: Int64, version: Int64, value: PayloadValue) {
+        self.type = type
+        self.version = version
+        self.value = value
+        valueLength = value.encodedLength
+        contentLength =
+            DERWriter.encodedLength(contentLength: DERWriter.integerContentLength(type))
+            + DERWriter.encodedLength(contentLength: DERWriter.integerContentLength(version))
+            + DERWriter.encodedLength(contentLength: valueLength)
     }
-    return writer.bytes
+
+    var encodedLength: Int { DERWriter.encodedLength(contentLength: contentLength) }
+
+    func write(to writer: inout DERWriter) {
+        writer.appendHeader(.sequence, length: contentLength)
+        writer.appendInteger(type)
+        writer.appendInteger(version)
+        writer.appendHeader(.octetString, length: valueLength)
+        value.write(to: &writer)
+    }
 }
 
-func utf8Value(_ text: String) -> [UInt8] {
-    var writer = DERWriter()
-    writer.appendUTF8String(text)
-    return writer.bytes
-}
+/// What an attribute's OCTET STRING holds.
+private enum PayloadValue {
+    /// A DER UTF8String.
+    case utf8String(String)
+    /// A DER INTEGER.
+    case integer(Int64)
+    /// A DER IA5String of these RFC 3339 bytes.
+    case date([UInt8])
+    /// The octets themselves.
+    case octets([UInt8])
+    /// A DER SET OF these attributes (an in-app purchase).
+    case set([PayloadAttribute])
 
-private func integerValue(_ value: Int64) -> [UInt8] {
-    var writer = DERWriter()
-    writer.appendInteger(value)
-    return writer.bytes
-}
+    var encodedLength: Int {
+        switch self {
+        case .utf8String(let text): DERWriter.encodedLength(contentLength: text.utf8.count)
+        case .integer(let value): DERWriter.encodedLength(contentLength: DERWriter.integerContentLength(value))
+        case .date(let bytes): DERWriter.encodedLength(contentLength: bytes.count)
+        case .octets(let bytes): bytes.count
+        case .set(let attributes):
+            DERWriter.encodedLength(contentLength: attributes.reduce(0) { $0 + $1.encodedLength })
+        }
+    }
 
-private func dateValue(_ date: ReceiptDate) -> [UInt8] {
-    var writer = DERWriter()
-    writer.appendIA5String(date.rfc3339)
-    return writer.bytes
+    func write(to writer: inout DERWriter) {
+        switch self {
+        case .utf8String(let text): writer.appendUTF8String(text)
+        case .integer(let value): writer.appendInteger(value)
+        case .date(let bytes): writer.append(.ia5String, content: bytes)
+        case .octets(let bytes): writer.appendEncoded(bytes)
+        case .set(let attributes):
+            writer.appendHeader(.set, length: attributes.reduce(0) { $0 + $1.encodedLength })
+            for attribute in attributes { attribute.write(to: &writer) }
+        }
+    }
 }

@@ -9,9 +9,18 @@ import ReceiptModel
 /// signature covers the payload octets), and the certificates leaf first, then the chain.
 public struct ReceiptSigner: Sendable {
     public let credentials: SigningCredentials
+    // What every receipt this signer signs shares, worked out once.
+    private let signatureAlgorithm: CMSAlgorithmIdentifier
+    private let certificates: [[UInt8]]
 
     public init(credentials: SigningCredentials) {
         self.credentials = credentials
+        signatureAlgorithm =
+            switch credentials.key.algorithm {
+            case .rsa: CMSAlgorithmIdentifier(.rsaEncryption, parameters: Self.null)
+            default: CMSAlgorithmIdentifier(.ecdsaWithSHA256)
+            }
+        certificates = ([credentials.certificate] + credentials.chain).map(\.derEncoded)
     }
 
     /// The signed receipt in DER.
@@ -24,17 +33,13 @@ public struct ReceiptSigner: Sendable {
     ///   faithfully (a negative quantity, a `sha1Hash` that is not 20 bytes, a date outside years 0000-9999, an
     ///   undocumented attribute that reuses a documented type): what is signed always verifies as given.
     public func sign(_ receipt: Receipt, compressed: Bool = false) throws(SigningError) -> [UInt8] {
-        let payload = receipt.payloadDER
-        let decoded: Receipt
-        do {
-            decoded = try Receipt(payload: payload[...])
-        } catch {
-            throw SigningError(.invalidRequest, "the receipt cannot be encoded faithfully: \(error)")
-        }
-        guard decoded == receipt else {
+        guard receipt.encodesFaithfully else {
             throw SigningError(
-                .invalidRequest, "an undocumented attribute reuses the type number of a documented field")
+                .invalidRequest,
+                "the receipt cannot be encoded faithfully: a negative quantity, a sha1_hash that is not 20 bytes, "
+                    + "a date outside years 0000-9999, or an undocumented attribute reusing a documented type")
         }
+        let payload = receipt.payloadDER
         var content = payload
         if compressed {
             guard let deflated = Zlib.deflate(payload) else {
@@ -54,16 +59,11 @@ public struct ReceiptSigner: Sendable {
         } catch {
             throw SigningError(.invalidCertificate, "signer certificate is not DER: \(error)")
         }
-        let signatureAlgorithm: CMSAlgorithmIdentifier =
-            switch credentials.key.algorithm {
-            case .rsa: CMSAlgorithmIdentifier(.rsaEncryption, parameters: Self.null)
-            default: CMSAlgorithmIdentifier(.ecdsaWithSHA256)
-            }
         return CMSSignedData.encode(
             content: content,
             contentType: compressed ? .cmsCompressedData : .cmsData,
             digestAlgorithm: CMSAlgorithmIdentifier(.sha256, parameters: Self.null),
-            certificates: ([credentials.certificate] + credentials.chain).map(\.derEncoded),
+            certificates: certificates,
             issuer: issuerAndSerial.issuer,
             serialNumber: issuerAndSerial.serialNumber,
             signatureAlgorithm: signatureAlgorithm,
