@@ -49,7 +49,7 @@ public struct ReceiptSigner: Sendable {
         }
         let signature: [UInt8]
         do {
-            signature = try credentials.key.signature(for: content, digest: .sha256)
+            signature = try credentials.key.signature(forDigest: DigestAlgorithm.sha256.hash(content), digest: .sha256)
         } catch {
             throw SigningError(.signingFailed, "\(error)")
         }

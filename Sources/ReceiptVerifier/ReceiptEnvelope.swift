@@ -97,7 +97,10 @@ public struct ReceiptEnvelope: Sendable {
             try checkSignedAttributes(attributes)
             signedBytes = attributes.signedBytes[...]
         }
-        guard key.isValidSignature(signerInfo.signature, for: signedBytes, digest: digestAlgorithm) else {
+        guard
+            key.isValidSignature(
+                signerInfo.signature, forDigest: digestAlgorithm.hash(signedBytes), digest: digestAlgorithm)
+        else {
             throw ReceiptVerificationError(
                 .invalidSignature,
                 "the signature does not verify with the signer certificate's key over the "
