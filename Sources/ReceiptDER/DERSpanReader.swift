@@ -93,6 +93,23 @@ public enum DERSpanReader {
         return element
     }
 
+    /// Whether the elements from `position` up to `limit` are strict DER throughout: each of them, and everything
+    /// nested in their constructed elements, at most `maximumDepth` levels deep.
+    public static func isStrictDER(in span: Span<UInt8>, from position: Int, to limit: Int, maximumDepth: Int) -> Bool {
+        guard maximumDepth > 0 else { return position == limit }
+        var index = position
+        while index < limit {
+            guard let element = try? element(in: span, at: index, limit: limit) else { return false }
+            if element.tag.isConstructed
+                && !isStrictDER(in: span, from: element.contentStart, to: element.end, maximumDepth: maximumDepth - 1)
+            {
+                return false
+            }
+            index = element.end
+        }
+        return true
+    }
+
     /// The value of an INTEGER element, which must be minimal and fit in 64 bits.
     public static func int64(in span: Span<UInt8>, _ element: Element, base: Int = 0) throws(DERError) -> Int64 {
         guard element.tag == .integer else {

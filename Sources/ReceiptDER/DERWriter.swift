@@ -196,22 +196,11 @@ extension ASN1Node {
     /// removed; contents and element order untouched). An element that already uses only minimal definite lengths
     /// comes back unchanged, without copying.
     public func definiteLengthEncoding() throws(DERError) -> ArraySlice<UInt8> {
-        if let asDER = try? ASN1Node.parse(encoded, rules: .der, maximumDepth: maximumDepth), asDER.readsUnderDER() {
-            return encoded
-        }
+        let span = encoded.span
+        if DERSpanReader.isStrictDER(in: span, from: 0, to: span.count, maximumDepth: maximumDepth) { return encoded }
         var writer = DERWriter()
         try writeDefinite(self, to: &writer)
         return writer.bytes[...]
-    }
-
-    /// Whether every nested element also reads under DER rules (the node itself was read under DER).
-    private func readsUnderDER() -> Bool {
-        guard tag.isConstructed else { return true }
-        guard var children = try? children() else { return false }
-        while !children.isAtEnd {
-            guard let child = try? children.readNode(), child.readsUnderDER() else { return false }
-        }
-        return true
     }
 
     private func writeDefinite(_ node: ASN1Node, to writer: inout DERWriter) throws(DERError) {

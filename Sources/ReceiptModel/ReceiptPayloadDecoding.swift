@@ -13,9 +13,9 @@ extension Receipt {
         var purchaseCount = 0
         var position = attributes.contentStart
         while position < attributes.end {
-            let attribute = try attributes.attribute(at: position)
-            position = attribute.end
-            guard attribute.type == ReceiptField.inAppPurchase.rawValue else { continue }
+            let (type, end) = try attributes.type(at: position)
+            position = end
+            guard type == ReceiptField.inAppPurchase.rawValue else { continue }
             purchaseCount += 1
             guard purchaseCount <= maximumPurchases else {
                 throw ReceiptPayloadError(.tooManyPurchases(limit: maximumPurchases), at: nil)
@@ -241,6 +241,21 @@ private struct AttributeSet {
                 type: try DERSpanReader.int64(in: span, type, base: base),
                 version: try DERSpanReader.int64(in: span, version, base: base),
                 value: value.contentStart..<value.end, end: sequence.end)
+        } catch {
+            throw ReceiptPayloadError(.malformed(error), at: location.reported)
+        }
+    }
+
+    /// Only the type of the attribute at `position`, and where the attribute ends: enough to count purchases
+    /// before decoding any (the rest is checked when the attribute is decoded).
+    func type(at position: Int) throws(ReceiptPayloadError) -> (type: Int64, end: Int) {
+        let span = payload.span
+        let base = payload.startIndex
+        do throws(DERError) {
+            let sequence = try DERSpanReader.element(
+                in: span, at: position, limit: end, base: base, expecting: .sequence)
+            let type = try DERSpanReader.element(in: span, at: sequence.contentStart, limit: sequence.end, base: base)
+            return (try DERSpanReader.int64(in: span, type, base: base), sequence.end)
         } catch {
             throw ReceiptPayloadError(.malformed(error), at: location.reported)
         }

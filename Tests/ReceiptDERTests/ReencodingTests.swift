@@ -47,3 +47,25 @@ struct ReencodingTests {
         #expect(tree.derEncoding == hex("30 05 04 03 41 42 43"))
     }
 }
+
+@Suite("Definite-length re-encoding of one element")
+struct DefiniteLengthEncodingTests {
+    @Test("an element that is already strict DER comes back as the same bytes")
+    func strictDERIsUnchanged() throws {
+        let certificate = try TestVectors.bytes("AppleIncRootCertificate.cer")
+        let node = try ASN1Node.parse(certificate, rules: .ber)
+        #expect(Array(try node.definiteLengthEncoding()) == certificate)
+    }
+
+    @Test(
+        "indefinite and long-form lengths anywhere inside are made definite and minimal",
+        arguments: [
+            (hex("30 80 04 81 03 41 42 43 00 00"), hex("30 05 04 03 41 42 43")),
+            (hex("30 08 31 80 05 00 00 00 05 00"), hex("30 06 31 02 05 00 05 00")),
+            (hex("30 06 30 84 00 00 00 00"), hex("30 02 30 00")),
+        ])
+    func berIsMadeDefinite(encoding: [UInt8], expected: [UInt8]) throws {
+        let node = try ASN1Node.parse(encoding, rules: .ber)
+        #expect(Array(try node.definiteLengthEncoding()) == expected)
+    }
+}
