@@ -222,12 +222,8 @@ private struct AttributeSet {
     }
 
     func attribute(at position: Int) throws(ReceiptPayloadError) -> Attribute {
-        let span = payload.span
-        let base = payload.startIndex
-        do throws(DERError) {
-            let sequence = try DERSpanReader.element(
-                in: span, at: position, limit: end, base: base, expecting: .sequence)
-            let type = try DERSpanReader.element(in: span, at: sequence.contentStart, limit: sequence.end, base: base)
+        try reading { span, base throws(DERError) in
+            let (sequence, type) = try Self.sequenceAndType(in: span, at: position, limit: end, base: base)
             let version = try DERSpanReader.element(in: span, at: type.end, limit: sequence.end, base: base)
             let value = try DERSpanReader.element(in: span, at: version.end, limit: sequence.end, base: base)
             guard value.tag == .octetString else {
@@ -241,21 +237,33 @@ private struct AttributeSet {
                 type: try DERSpanReader.int64(in: span, type, base: base),
                 version: try DERSpanReader.int64(in: span, version, base: base),
                 value: value.contentStart..<value.end, end: sequence.end)
-        } catch {
-            throw ReceiptPayloadError(.malformed(error), at: location.reported)
         }
     }
 
     /// Only the type of the attribute at `position`, and where the attribute ends: enough to count purchases
     /// before decoding any (the rest is checked when the attribute is decoded).
     func type(at position: Int) throws(ReceiptPayloadError) -> (type: Int64, end: Int) {
-        let span = payload.span
-        let base = payload.startIndex
-        do throws(DERError) {
-            let sequence = try DERSpanReader.element(
-                in: span, at: position, limit: end, base: base, expecting: .sequence)
-            let type = try DERSpanReader.element(in: span, at: sequence.contentStart, limit: sequence.end, base: base)
+        try reading { span, base throws(DERError) in
+            let (sequence, type) = try Self.sequenceAndType(in: span, at: position, limit: end, base: base)
             return (try DERSpanReader.int64(in: span, type, base: base), sequence.end)
+        }
+    }
+
+    /// The attribute SEQUENCE at `position` and its first element, the type.
+    private static func sequenceAndType(in span: Span<UInt8>, at position: Int, limit: Int, base: Int)
+        throws(DERError) -> (sequence: DERSpanReader.Element, type: DERSpanReader.Element)
+    {
+        let sequence = try DERSpanReader.element(in: span, at: position, limit: limit, base: base, expecting: .sequence)
+        let type = try DERSpanReader.element(in: span, at: sequence.contentStart, limit: sequence.end, base: base)
+        return (sequence, type)
+    }
+
+    /// Runs `body` over the payload's bytes, reporting its DER errors at this set's location.
+    private func reading<Result>(_ body: (Span<UInt8>, Int) throws(DERError) -> Result)
+        throws(ReceiptPayloadError) -> Result
+    {
+        do throws(DERError) {
+            return try body(payload.span, payload.startIndex)
         } catch {
             throw ReceiptPayloadError(.malformed(error), at: location.reported)
         }
