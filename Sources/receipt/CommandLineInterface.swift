@@ -6,8 +6,8 @@ enum CommandLineInterface {
         receipt \(version): sign and verify App Store-format receipts
 
         Usage:
-          receipt verify [FILE|-] --trust ANCHOR [--trust ANCHOR…] [--bundle-id ID] [--app-version V]
-                         [--device-id UUID|MAC] [--at RFC3339] [--json]
+          receipt verify [FILE|DIR|-]… --trust ANCHOR [--trust ANCHOR…] [--bundle-id ID] [--app-version V]
+                         [--device-id UUID|MAC] [--at RFC3339] [--json] [--max-… N]
           receipt sign --key KEY.pem --cert LEAF.pem [--chain CA.pem…] [FILE|-] [-o OUT] [--base64] [--compress]
           receipt inspect FILE|- [--json]
           receipt certs create DIR [--algorithm rsa|ec]
