@@ -1,0 +1,202 @@
+private import CReceiptSQLite
+
+/// The one owner of a `sqlite3*` connection, and the only place in this module that touches SQLite's C API or an
+/// unsafe pointer.
+///
+/// The connection is opened with `SQLITE_OPEN_NOMUTEX`: SQLite does no locking of its own, so the caller must
+/// serialise every use. The type is deliberately not `Sendable`, which makes the compiler hold callers to that;
+/// ``SQLiteLedger`` keeps its connection inside a `Mutex`. One lock held for a whole `BEGIN … COMMIT` (and for
+/// reading `sqlite3_errmsg` right after the call that failed) is needed anyway, so SQLite's `FULLMUTEX` lock
+/// would only be a second, redundant one taken on every call.
+///
+/// Every failure is a ``LedgerError`` with code ``LedgerError/Code/storage`` whose message names what was being
+/// done, SQLite's own message and its result code.
+final class SQLiteDatabase {
+    /// Nil once ``close()`` has run.
+    private var connection: OpaquePointer?
+
+    /// Opens the database file at `path`, creating an empty one when there is none. SQLite reads nothing until the
+    /// first statement, so a file that is not a database is only refused by the first statement run on it.
+    init(path: String) throws(LedgerError) {
+        let purpose = "opening the database \(path)"
+        guard !path.utf8.contains(0) else {
+            throw LedgerError(.storage, "\(purpose): the path contains a NUL byte")
+        }
+        var opened: OpaquePointer?
+        let status = sqlite3_open_v2(
+            path, &opened, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX, nil)
+        guard status == SQLITE_OK, let opened else {
+            // A connection is usually allocated even when opening fails; it carries the message and must be closed.
+            let error = failure(purpose, status, opened)
+            sqlite3_close_v2(opened)
+            throw error
+        }
+        connection = opened
+    }
+
+    deinit {
+        close()
+    }
+
+    /// Closes the connection; later calls fail with ``LedgerError/Code/storage``. Closing again does nothing.
+    /// Statements never outlive ``withStatement(_:purpose:_:)``, so nothing is left open that would keep the file
+    /// busy.
+    func close() {
+        sqlite3_close_v2(connection)
+        connection = nil
+    }
+
+    /// Runs `sql` (one or more statements that return no rows: DDL, PRAGMAs that set something, `BEGIN`, `COMMIT`).
+    func execute(_ sql: String, purpose: String) throws(LedgerError) {
+        let connection = try openConnection(purpose)
+        let status = sqlite3_exec(connection, sql, nil, nil, nil)
+        guard status == SQLITE_OK else { throw failure(purpose, status, connection) }
+    }
+
+    /// Prepares `sql` (a single statement), hands it to `body` to bind, step and read, and finalizes it on every
+    /// path, thrown errors included. The statement cannot escape `body`.
+    func withStatement<Result>(
+        _ sql: String, purpose: String, _ body: (borrowing SQLiteStatement) throws(LedgerError) -> Result
+    ) throws(LedgerError) -> Result {
+        let connection = try openConnection(purpose)
+        var prepared: OpaquePointer?
+        let status = sqlite3_prepare_v2(connection, sql, -1, &prepared, nil)
+        guard status == SQLITE_OK else {
+            sqlite3_finalize(prepared)
+            throw failure(purpose, status, connection)
+        }
+        guard let prepared else { throw LedgerError(.storage, "\(purpose): the SQL holds no statement") }
+        defer { sqlite3_finalize(prepared) }
+        return try body(SQLiteStatement(handle: prepared, connection: connection, purpose: purpose))
+    }
+
+    /// Runs `body` inside `BEGIN IMMEDIATE … COMMIT`: the write lock is taken before `body` reads anything, so a
+    /// check followed by a write is atomic against every other connection. When `body` or `COMMIT` fails the
+    /// transaction is rolled back and the error rethrown.
+    func inImmediateTransaction<Result>(
+        purpose: String, _ body: () throws(LedgerError) -> Result
+    ) throws(LedgerError) -> Result {
+        try execute("BEGIN IMMEDIATE", purpose: "\(purpose) (BEGIN IMMEDIATE)")
+        do throws(LedgerError) {
+            let result = try body()
+            try execute("COMMIT", purpose: "\(purpose) (COMMIT)")
+            return result
+        } catch {
+            rollBackOpenTransaction()
+            throw error
+        }
+    }
+
+    /// Rolls back the transaction still open, if any. SQLite may already have rolled it back itself (after some
+    /// I/O or memory errors), and a failing rollback leaves nothing better to do than report the first error.
+    private func rollBackOpenTransaction() {
+        guard let connection, sqlite3_get_autocommit(connection) == 0 else { return }
+        sqlite3_exec(connection, "ROLLBACK", nil, nil, nil)
+    }
+
+    private func openConnection(_ purpose: String) throws(LedgerError) -> OpaquePointer {
+        guard let connection else { throw LedgerError(.storage, "\(purpose): the database connection is closed") }
+        return connection
+    }
+}
+
+/// A value bound to a statement parameter.
+enum SQLiteValue: Equatable {
+    case integer(Int64)
+    case text(String)
+    case null
+
+    /// `.integer`, or `.null` for nil.
+    init(_ value: Int64?) {
+        self = value.map { .integer($0) } ?? .null
+    }
+
+    /// `.text`, or `.null` for nil.
+    init(_ value: String?) {
+        self = value.map { .text($0) } ?? .null
+    }
+
+    /// Equal as SQLite stores and compares them: text byte for byte in UTF-8, not by Unicode canonical
+    /// equivalence as `String` compares.
+    static func == (lhs: SQLiteValue, rhs: SQLiteValue) -> Bool {
+        switch (lhs, rhs) {
+        case (.integer(let left), .integer(let right)): left == right
+        case (.text(let left), .text(let right)): left.utf8.elementsEqual(right.utf8)
+        case (.null, .null): true
+        default: false
+        }
+    }
+}
+
+/// A prepared statement, lent to the body of ``SQLiteDatabase/withStatement(_:purpose:_:)`` and finalized when it
+/// returns. Parameters and columns are numbered as SQLite numbers them: parameters from 1, columns from 0.
+struct SQLiteStatement: ~Copyable {
+    fileprivate let handle: OpaquePointer
+    fileprivate let connection: OpaquePointer
+    fileprivate let purpose: String
+
+    /// Binds `values` to parameters 1, 2, … in order.
+    func bind(_ values: [SQLiteValue]) throws(LedgerError) {
+        for (index, value) in zip(Int32(1)..., values) {
+            try bind(value, at: index)
+        }
+    }
+
+    /// Binds `value` to parameter `index` (from 1). SQLite copies text before this returns.
+    func bind(_ value: SQLiteValue, at index: Int32) throws(LedgerError) {
+        let status: Int32
+        switch value {
+        case .integer(let integer):
+            status = sqlite3_bind_int64(handle, index, integer)
+        case .text(let text):
+            // `utf8CString` is never empty (it ends in NUL), so the pointer is never nil: a nil pointer would bind
+            // NULL instead of the empty string. The length excludes the NUL and is explicit, so text with an
+            // embedded NUL is kept whole.
+            status = text.utf8CString.withUnsafeBufferPointer { buffer in
+                sqlite3_bind_text64(
+                    handle, index, buffer.baseAddress, UInt64(buffer.count - 1), sqliteTransient, UInt8(SQLITE_UTF8))
+            }
+        case .null:
+            status = sqlite3_bind_null(handle, index)
+        }
+        guard status == SQLITE_OK else { throw failure("\(purpose) (binding parameter \(index))", status, connection) }
+    }
+
+    /// Runs the statement to its next row: true when a row is ready to read, false when the statement is done.
+    func step() throws(LedgerError) -> Bool {
+        switch sqlite3_step(handle) {
+        case SQLITE_ROW: return true
+        case SQLITE_DONE: return false
+        case let status: throw failure(purpose, status, connection)
+        }
+    }
+
+    /// Column `index` (from 0) of the current row as an integer, nil when it is NULL.
+    func int64(at index: Int32) -> Int64? {
+        sqlite3_column_type(handle, index) == SQLITE_NULL ? nil : sqlite3_column_int64(handle, index)
+    }
+
+    /// Column `index` (from 0) of the current row as text, nil when it is NULL.
+    func text(at index: Int32) -> String? {
+        guard sqlite3_column_type(handle, index) != SQLITE_NULL, let bytes = sqlite3_column_text(handle, index) else {
+            return nil
+        }
+        // Asked after `sqlite3_column_text`, so it counts the UTF-8 bytes of the text just returned.
+        let count = Int(sqlite3_column_bytes(handle, index))
+        return String(decoding: UnsafeBufferPointer(start: bytes, count: count), as: UTF8.self)
+    }
+}
+
+/// SQLite's `SQLITE_TRANSIENT`: "copy the bytes before returning". The C header defines it as the macro
+/// `((sqlite3_destructor_type)-1)`, a cast Swift cannot import, so the same all-ones bit pattern is rebuilt here.
+/// Binding text is only safe with it, because the buffer handed to SQLite dies when the bind call returns.
+private var sqliteTransient: sqlite3_destructor_type {
+    unsafeBitCast(-1, to: sqlite3_destructor_type.self)
+}
+
+/// A storage error naming what was being done, SQLite's message for `connection` (or for `status` when there is
+/// no connection) and the result code.
+private func failure(_ purpose: String, _ status: Int32, _ connection: OpaquePointer?) -> LedgerError {
+    let detail = (connection.flatMap { sqlite3_errmsg($0) } ?? sqlite3_errstr(status)).map { String(cString: $0) }
+    return LedgerError(.storage, "\(purpose): \(detail ?? "unknown error") (SQLite result code \(status))")
+}

@@ -1,0 +1,406 @@
+public import ReceiptModel
+internal import Synchronization
+
+/// A ``TransactionLedger`` kept in one SQLite file.
+///
+/// The file is in WAL mode with `synchronous=FULL`, so every write is on disk before the call returns. Calls from
+/// any number of threads are serialised on one connection; every write is one `BEGIN IMMEDIATE … COMMIT`, so
+/// several ledgers (or processes) on the same file never interleave a check with another's write. The schema is
+/// versioned with `PRAGMA user_version`; see ``schemaVersion``.
+public final class SQLiteLedger: TransactionLedger {
+    /// The schema version this code creates and reads. Opening a file with a newer version fails.
+    public static let schemaVersion = migrations.count
+
+    /// The connection; nil once ``close()`` has run.
+    private let state: Mutex<SQLiteDatabase?>
+
+    /// Opens the ledger in the SQLite file at `path`, creating the file and its schema when there is none and
+    /// migrating an older schema to ``schemaVersion``.
+    ///
+    /// Throws ``LedgerError/Code/storage`` when the file cannot be opened or created, is not a SQLite database,
+    /// cannot be put in WAL mode, or has a schema version newer than ``schemaVersion`` (the message names both).
+    public init(path: String) throws(LedgerError) {
+        let database = try SQLiteDatabase(path: path)
+        try Self.configure(database)
+        try Self.migrate(database)
+        state = Mutex(database)
+    }
+
+    /// Records `transaction` as described by ``TransactionLedger/record(_:)``. The stored transaction has no
+    /// `cancellationDate` and no `unknownAttributes`; strings are compared byte for byte.
+    public func record(_ transaction: LedgerTransaction) throws(LedgerError) -> LedgerRecordOutcome {
+        let candidate = Self.storable(transaction)
+        let id = candidate.purchase.transactionID
+        return try withOpenDatabase { (database) throws(LedgerError) in
+            try database.inImmediateTransaction(purpose: "recording transaction \(id)") { () throws(LedgerError) in
+                if let stored = try Self.fetchOne(database, id: id) {
+                    let differing = Self.differingFields(stored, candidate)
+                    guard differing.isEmpty else {
+                        throw LedgerError(
+                            .conflict,
+                            "transaction \(id) is already recorded with a different "
+                                + differing.joined(separator: ", "),
+                            conflictingFields: differing)
+                    }
+                    return .alreadyRecorded(stored)
+                }
+                try Self.insert(candidate, into: database)
+                return .created(candidate)
+            }
+        }
+    }
+
+    /// Records a refund as described by ``TransactionLedger/recordCancellation(transactionID:at:)``.
+    public func recordCancellation(
+        transactionID: String, at date: ReceiptDate
+    ) throws(LedgerError) -> LedgerRecordOutcome {
+        try withOpenDatabase { (database) throws(LedgerError) in
+            try database.inImmediateTransaction(
+                purpose: "recording the cancellation of transaction \(transactionID)"
+            ) { () throws(LedgerError) in
+                guard var stored = try Self.fetchOne(database, id: transactionID) else {
+                    throw LedgerError(.notFound, "no transaction \(transactionID) is recorded to cancel")
+                }
+                switch stored.purchase.cancellationDate {
+                case date:
+                    return .alreadyRecorded(stored)
+                case let recorded?:
+                    throw LedgerError(
+                        .conflict,
+                        "transaction \(transactionID) is already cancelled at \(recorded), not at \(date)",
+                        conflictingFields: [Column.cancellationDate.jsonName])
+                case nil:
+                    try database.withStatement(
+                        "UPDATE transactions SET cancellation_date_ms = ?1 WHERE transaction_id = ?2",
+                        purpose: "storing the cancellation date of transaction \(transactionID)"
+                    ) { (statement) throws(LedgerError) in
+                        try statement.bind([.integer(date.millisecondsSince1970), .text(transactionID)])
+                        _ = try statement.step()
+                    }
+                    stored.purchase.cancellationDate = date
+                    return .created(stored)
+                }
+            }
+        }
+    }
+
+    /// The stored transaction with this id (compared byte for byte), or nil.
+    public func transaction(id: String) throws(LedgerError) -> LedgerTransaction? {
+        try withOpenDatabase { (database) throws(LedgerError) in try Self.fetchOne(database, id: id) }
+    }
+
+    /// The stored transaction whose id comes first in `ids`, or nil when none is stored. The ids are looked up
+    /// under one hold of the lock, so no other call of this ledger runs between them.
+    public func transaction(withAnyOf ids: [String]) throws(LedgerError) -> LedgerTransaction? {
+        try withOpenDatabase { (database) throws(LedgerError) in
+            for id in ids {
+                if let stored = try Self.fetchOne(database, id: id) { return stored }
+            }
+            return nil
+        }
+    }
+
+    /// The customer's transactions for one app, ordered by purchase date, then by transaction id (compared as
+    /// UTF-8 bytes).
+    public func transactions(customerID: String, bundleID: String) throws(LedgerError) -> [LedgerTransaction] {
+        try withOpenDatabase { (database) throws(LedgerError) in
+            try Self.fetch(
+                database, where: "customer_id = ?1 AND bundle_id = ?2 ORDER BY purchase_date_ms, transaction_id",
+                [.text(customerID), .text(bundleID)], purpose: "reading the transactions of customer \(customerID)")
+        }
+    }
+
+    /// How many transactions are stored.
+    public func count() throws(LedgerError) -> Int {
+        try withOpenDatabase { (database) throws(LedgerError) in
+            let count = try database.withStatement(
+                "SELECT count(*) FROM transactions", purpose: "counting transactions"
+            ) { (statement) throws(LedgerError) in try statement.step() ? statement.int64(at: 0) : nil }
+            guard let count, let result = Int(exactly: count) else {
+                throw LedgerError(.storage, "counting transactions: SQLite returned no count")
+            }
+            return result
+        }
+    }
+
+    /// The lines `PRAGMA integrity_check` reports: exactly `["ok"]` when SQLite finds the file sound.
+    public func integrityCheck() throws(LedgerError) -> [String] {
+        try withOpenDatabase { (database) throws(LedgerError) in
+            try database.withStatement(
+                "PRAGMA integrity_check", purpose: "checking the integrity of the database"
+            ) { (statement) throws(LedgerError) in
+                var lines: [String] = []
+                while try statement.step() {
+                    lines.append(statement.text(at: 0) ?? "")
+                }
+                return lines
+            }
+        }
+    }
+
+    /// Closes the database file. Closing again does nothing; any other call afterwards throws
+    /// ``LedgerError/Code/storage`` ("ledger is closed").
+    public func close() {
+        state.withLock { database in
+            database?.close()
+            database = nil
+        }
+    }
+
+    /// Runs `body` with the connection, holding the lock for the whole call.
+    private func withOpenDatabase<Result: Sendable>(
+        _ body: (SQLiteDatabase) throws(LedgerError) -> Result
+    ) throws(LedgerError) -> Result {
+        try state.withLock { (database) throws(LedgerError) -> Result in
+            guard let database else { throw LedgerError(.storage, "ledger is closed") }
+            return try body(database)
+        }
+    }
+}
+
+// MARK: - Opening and migrating
+
+extension SQLiteLedger {
+    /// One step of the schema's history: migration N (counting from 1) takes `user_version` from N-1 to N.
+    /// Migrations are only ever appended, never edited.
+    private struct Migration: Sendable {
+        let summary: String
+        let statements: [String]
+    }
+
+    private static let migrations: [Migration] = [
+        Migration(
+            summary: "create the transactions table",
+            statements: [
+                """
+                CREATE TABLE transactions (
+                    transaction_id TEXT PRIMARY KEY NOT NULL,
+                    customer_id TEXT NOT NULL,
+                    bundle_id TEXT NOT NULL,
+                    product_id TEXT NOT NULL,
+                    quantity INTEGER,
+                    original_transaction_id TEXT,
+                    purchase_date_ms INTEGER NOT NULL,
+                    original_purchase_date_ms INTEGER,
+                    product_type INTEGER,
+                    expires_date_ms INTEGER,
+                    web_order_line_item_id INTEGER,
+                    cancellation_date_ms INTEGER,
+                    is_trial_period INTEGER CHECK (is_trial_period IN (0, 1)),
+                    is_in_intro_offer_period INTEGER CHECK (is_in_intro_offer_period IN (0, 1)),
+                    promotional_offer_id TEXT,
+                    recorded_at_ms INTEGER NOT NULL
+                ) STRICT
+                """,
+                """
+                CREATE INDEX transactions_by_customer_app_date
+                    ON transactions (customer_id, bundle_id, purchase_date_ms)
+                """,
+            ])
+    ]
+
+    /// How long a statement waits for another connection's lock on the file before failing with "database is
+    /// locked".
+    private static let busyTimeoutMilliseconds = 5_000
+
+    private static func configure(_ database: SQLiteDatabase) throws(LedgerError) {
+        try database.execute(
+            "PRAGMA busy_timeout = \(busyTimeoutMilliseconds)", purpose: "setting the busy timeout")
+        let mode = try database.withStatement(
+            "PRAGMA journal_mode = WAL", purpose: "switching the journal to WAL"
+        ) { (statement) throws(LedgerError) in try statement.step() ? statement.text(at: 0) : nil }
+        guard mode?.lowercased() == "wal" else {
+            throw LedgerError(
+                .storage, "switching the journal to WAL: SQLite kept journal_mode \(mode ?? "(none)") instead")
+        }
+        try database.execute("PRAGMA synchronous = FULL", purpose: "making every commit durable (synchronous=FULL)")
+        try database.execute("PRAGMA foreign_keys = ON", purpose: "enforcing foreign keys")
+    }
+
+    /// Applies every migration the file has not had, each in its own transaction that also sets `user_version`.
+    /// The version is read again inside each transaction, so two processes opening a new file at once apply each
+    /// migration once.
+    private static func migrate(_ database: SQLiteDatabase) throws(LedgerError) {
+        let found = try userVersion(database)
+        guard (0...schemaVersion).contains(found) else {
+            throw LedgerError(
+                .storage,
+                "the database has schema version \(found), but this code knows only versions up to \(schemaVersion)"
+            )
+        }
+        for (version, migration) in zip(1..., migrations) where version > found {
+            let purpose = "migrating the schema to version \(version) (\(migration.summary))"
+            try database.inImmediateTransaction(purpose: purpose) { () throws(LedgerError) in
+                guard try userVersion(database) < version else { return }
+                for statement in migration.statements {
+                    try database.execute(statement, purpose: purpose)
+                }
+                try database.execute("PRAGMA user_version = \(version)", purpose: purpose)
+            }
+        }
+    }
+
+    private static func userVersion(_ database: SQLiteDatabase) throws(LedgerError) -> Int {
+        let version = try database.withStatement(
+            "PRAGMA user_version", purpose: "reading the schema version"
+        ) { (statement) throws(LedgerError) in try statement.step() ? statement.int64(at: 0) : nil }
+        guard let version, let result = Int(exactly: version) else {
+            throw LedgerError(.storage, "reading the schema version: SQLite returned none")
+        }
+        return result
+    }
+}
+
+// MARK: - Rows
+
+extension SQLiteLedger {
+    /// The stored columns, in table order: the order rows are read and written in, and the order conflicting
+    /// fields are named in.
+    private enum Column: Int32, CaseIterable {
+        case transactionID
+        case customerID
+        case bundleID
+        case productID
+        case quantity
+        case originalTransactionID
+        case purchaseDate
+        case originalPurchaseDate
+        case productType
+        case expiresDate
+        case webOrderLineItemID
+        case cancellationDate
+        case isTrialPeriod
+        case isInIntroOfferPeriod
+        case promotionalOfferID
+
+        /// The SQL column.
+        var name: String {
+            switch self {
+            case .transactionID: "transaction_id"
+            case .customerID: "customer_id"
+            case .bundleID: "bundle_id"
+            case .productID: "product_id"
+            case .quantity: "quantity"
+            case .originalTransactionID: "original_transaction_id"
+            case .purchaseDate: "purchase_date_ms"
+            case .originalPurchaseDate: "original_purchase_date_ms"
+            case .productType: "product_type"
+            case .expiresDate: "expires_date_ms"
+            case .webOrderLineItemID: "web_order_line_item_id"
+            case .cancellationDate: "cancellation_date_ms"
+            case .isTrialPeriod: "is_trial_period"
+            case .isInIntroOfferPeriod: "is_in_intro_offer_period"
+            case .promotionalOfferID: "promotional_offer_id"
+            }
+        }
+
+        /// The field's name in verifyReceipt JSON, as conflicts report it.
+        var jsonName: String {
+            name.hasSuffix("_ms") ? String(name.dropLast(3)) : name
+        }
+
+        /// The column's value for `transaction`.
+        func value(in transaction: LedgerTransaction) -> SQLiteValue {
+            let purchase = transaction.purchase
+            return switch self {
+            case .transactionID: .text(purchase.transactionID)
+            case .customerID: .text(transaction.customerID)
+            case .bundleID: .text(transaction.bundleID)
+            case .productID: .text(purchase.productID)
+            case .quantity: SQLiteValue(purchase.quantity)
+            case .originalTransactionID: SQLiteValue(purchase.originalTransactionID)
+            case .purchaseDate: .integer(purchase.purchaseDate.millisecondsSince1970)
+            case .originalPurchaseDate: SQLiteValue(purchase.originalPurchaseDate?.millisecondsSince1970)
+            case .productType: SQLiteValue(purchase.productType)
+            case .expiresDate: SQLiteValue(purchase.expiresDate?.millisecondsSince1970)
+            case .webOrderLineItemID: SQLiteValue(purchase.webOrderLineItemID)
+            case .cancellationDate: SQLiteValue(purchase.cancellationDate?.millisecondsSince1970)
+            case .isTrialPeriod: SQLiteValue(purchase.isTrialPeriod.map { $0 ? 1 : 0 })
+            case .isInIntroOfferPeriod: SQLiteValue(purchase.isInIntroOfferPeriod.map { $0 ? 1 : 0 })
+            case .promotionalOfferID: SQLiteValue(purchase.promotionalOfferID)
+            }
+        }
+
+        /// The columns a replayed ``SQLiteLedger/record(_:)`` must match: all but the id (equal by definition) and
+        /// the cancellation date (set only by ``SQLiteLedger/recordCancellation(transactionID:at:)``).
+        static let compared = allCases.filter { $0 != .transactionID && $0 != .cancellationDate }
+
+        static let list = allCases.map(\.name).joined(separator: ", ")
+    }
+
+    /// `transaction` as it will be stored: no cancellation date, no unknown attributes.
+    private static func storable(_ transaction: LedgerTransaction) -> LedgerTransaction {
+        var storable = transaction
+        storable.purchase.cancellationDate = nil
+        storable.purchase.unknownAttributes = []
+        return storable
+    }
+
+    /// The JSON names of the compared fields whose stored values differ, in column order.
+    private static func differingFields(_ stored: LedgerTransaction, _ candidate: LedgerTransaction) -> [String] {
+        Column.compared.filter { $0.value(in: stored) != $0.value(in: candidate) }.map(\.jsonName)
+    }
+
+    private static func insert(_ transaction: LedgerTransaction, into database: SQLiteDatabase) throws(LedgerError) {
+        let placeholders = Column.allCases.map { "?\($0.rawValue + 1)" }.joined(separator: ", ")
+        // Milliseconds since 1970 from SQLite's clock; the Unix epoch is Julian day 2440587.5.
+        let now = "CAST((julianday('now') - 2440587.5) * 86400000 AS INTEGER)"
+        try database.withStatement(
+            "INSERT INTO transactions (\(Column.list), recorded_at_ms) VALUES (\(placeholders), \(now))",
+            purpose: "storing transaction \(transaction.purchase.transactionID)"
+        ) { (statement) throws(LedgerError) in
+            try statement.bind(Column.allCases.map { $0.value(in: transaction) })
+            _ = try statement.step()
+        }
+    }
+
+    private static func fetchOne(_ database: SQLiteDatabase, id: String) throws(LedgerError) -> LedgerTransaction? {
+        try fetch(database, where: "transaction_id = ?1", [.text(id)], purpose: "reading transaction \(id)").first
+    }
+
+    /// The rows matching `clause` (a `WHERE` condition, possibly followed by `ORDER BY`) with `parameters` bound.
+    private static func fetch(
+        _ database: SQLiteDatabase, where clause: String, _ parameters: [SQLiteValue], purpose: String
+    ) throws(LedgerError) -> [LedgerTransaction] {
+        try database.withStatement(
+            "SELECT \(Column.list) FROM transactions WHERE \(clause)", purpose: purpose
+        ) { (statement) throws(LedgerError) in
+            try statement.bind(parameters)
+            var rows: [LedgerTransaction] = []
+            while try statement.step() {
+                rows.append(try decode(statement, purpose: purpose))
+            }
+            return rows
+        }
+    }
+
+    private static func decode(
+        _ row: borrowing SQLiteStatement, purpose: String
+    ) throws(LedgerError) -> LedgerTransaction {
+        func text(_ column: Column) -> String? { row.text(at: column.rawValue) }
+        func integer(_ column: Column) -> Int64? { row.int64(at: column.rawValue) }
+        func date(_ column: Column) -> ReceiptDate? { integer(column).map(ReceiptDate.init(millisecondsSince1970:)) }
+        func flag(_ column: Column) -> Bool? { integer(column).map { $0 != 0 } }
+        func required<Value>(_ value: Value?, _ column: Column) throws(LedgerError) -> Value {
+            guard let value else { throw LedgerError(.storage, "\(purpose): column \(column.name) is NULL") }
+            return value
+        }
+        let purchase = try InAppPurchase(
+            productID: required(text(.productID), .productID),
+            transactionID: required(text(.transactionID), .transactionID),
+            purchaseDate: required(date(.purchaseDate), .purchaseDate),
+            quantity: integer(.quantity),
+            originalTransactionID: text(.originalTransactionID),
+            originalPurchaseDate: date(.originalPurchaseDate),
+            productType: integer(.productType),
+            expiresDate: date(.expiresDate),
+            webOrderLineItemID: integer(.webOrderLineItemID),
+            cancellationDate: date(.cancellationDate),
+            isTrialPeriod: flag(.isTrialPeriod),
+            isInIntroOfferPeriod: flag(.isInIntroOfferPeriod),
+            promotionalOfferID: text(.promotionalOfferID))
+        return try LedgerTransaction(
+            customerID: required(text(.customerID), .customerID), bundleID: required(text(.bundleID), .bundleID),
+            purchase: purchase)
+    }
+}

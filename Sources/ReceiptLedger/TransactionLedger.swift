@@ -1,0 +1,103 @@
+import ReceiptModel
+
+/// One completed transaction as the ledger keeps it: whose it is, for which app, and the purchase as receipts
+/// will show it.
+public struct LedgerTransaction: Hashable, Sendable {
+    /// The store's own identifier of the buyer (opaque to the ledger).
+    public var customerID: String
+    /// The app the purchase was made in.
+    public var bundleID: String
+    /// The purchase. Its `cancellationDate` is set only by ``TransactionLedger/recordCancellation(transactionID:at:)``;
+    /// its `unknownAttributes` are never stored.
+    public var purchase: InAppPurchase
+
+    /// A transaction of `customerID` in the app `bundleID`.
+    public init(customerID: String, bundleID: String, purchase: InAppPurchase) {
+        self.customerID = customerID
+        self.bundleID = bundleID
+        self.purchase = purchase
+    }
+}
+
+/// What recording did: stored something new, or found exactly this already stored.
+public enum LedgerRecordOutcome: Hashable, Sendable {
+    /// Stored now: the transaction, or the refund, was new.
+    case created(LedgerTransaction)
+    /// Exactly this was already stored; nothing changed.
+    case alreadyRecorded(LedgerTransaction)
+
+    /// The transaction as stored.
+    public var transaction: LedgerTransaction {
+        switch self {
+        case .created(let transaction), .alreadyRecorded(let transaction): transaction
+        }
+    }
+}
+
+/// Why the ledger refused or failed.
+public struct LedgerError: Error, Hashable, Sendable, CustomStringConvertible {
+    public enum Code: String, Hashable, Sendable {
+        /// A transaction with the same id is stored with different fields (``LedgerError/conflictingFields``).
+        case conflict
+        /// No transaction has the id given.
+        case notFound
+        /// The database could not be opened, read or written, or has a schema this version does not know.
+        case storage
+    }
+
+    /// What went wrong, for callers to switch on.
+    public let code: Code
+    /// Names the operation, the field or the database error.
+    public let message: String
+    /// For ``Code/conflict``: the snake_case names (as in verifyReceipt JSON) of the fields that differ from the
+    /// stored transaction, in a fixed order.
+    public let conflictingFields: [String]
+
+    /// An error with `code`, a human `message`, and for conflicts the fields that differ.
+    public init(_ code: Code, _ message: String, conflictingFields: [String] = []) {
+        self.code = code
+        self.message = message
+        self.conflictingFields = conflictingFields
+    }
+
+    /// `code: message`.
+    public var description: String { "\(code.rawValue): \(message)" }
+}
+
+/// Durable storage of completed transactions. Every write is committed durably before the call returns, so a
+/// transaction that was acknowledged survives a crash. Implementations are safe to call from several threads.
+public protocol TransactionLedger: Sendable {
+    /// Records `transaction`, idempotently on its transaction id: the same transaction again (every field but
+    /// `cancellationDate` equal) returns ``LedgerRecordOutcome/alreadyRecorded(_:)`` with the stored one; a
+    /// different one with the same id throws ``LedgerError/Code/conflict`` naming the fields that differ. A
+    /// `cancellationDate` on `transaction` is ignored: refunds go through ``recordCancellation(transactionID:at:)``.
+    func record(_ transaction: LedgerTransaction) throws(LedgerError) -> LedgerRecordOutcome
+
+    /// Records a refund of the stored transaction `transactionID`, cancelled at `date`. The same date again returns
+    /// ``LedgerRecordOutcome/alreadyRecorded(_:)``; a different date throws ``LedgerError/Code/conflict``
+    /// (`cancellation_date`); an unknown id throws ``LedgerError/Code/notFound``.
+    func recordCancellation(transactionID: String, at date: ReceiptDate) throws(LedgerError) -> LedgerRecordOutcome
+
+    /// The stored transaction with this id, if any.
+    func transaction(id: String) throws(LedgerError) -> LedgerTransaction?
+
+    /// A stored transaction whose id is among `ids` (the first of them stored), if any: how a receipt's purchases
+    /// are traced to the customer who made them.
+    func transaction(withAnyOf ids: [String]) throws(LedgerError) -> LedgerTransaction?
+
+    /// The customer's transactions for one app, by purchase date, then transaction id.
+    func transactions(customerID: String, bundleID: String) throws(LedgerError) -> [LedgerTransaction]
+
+    /// How many transactions are stored.
+    func count() throws(LedgerError) -> Int
+}
+
+extension TransactionLedger {
+    /// Looks the ids up one by one; stores that can ask for all of them at once should.
+    public func transaction(withAnyOf ids: [String]) throws(LedgerError) -> LedgerTransaction? {
+        for id in ids {
+            if let transaction = try transaction(id: id) { return transaction }
+        }
+        return nil
+    }
+}
