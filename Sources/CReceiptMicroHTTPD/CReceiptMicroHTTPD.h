@@ -1,0 +1,3 @@
+#include <sys/socket.h>
+#include <stdarg.h>
+#include <microhttpd.h>

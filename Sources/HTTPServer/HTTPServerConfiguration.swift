@@ -1,0 +1,75 @@
+private import Foundation
+
+/// How an ``HTTPServer`` listens and how much it accepts from each client.
+///
+/// Every value is checked by ``HTTPServer/start()``, which throws ``HTTPServerError/Code/invalidConfiguration``
+/// naming the first field that is out of range.
+public struct HTTPServerConfiguration: Sendable {
+    /// The IPv4 address to listen on, as a dotted literal: `"127.0.0.1"` (loopback only) or `"0.0.0.0"` (every
+    /// interface). Host names are not resolved.
+    public var host: String
+    /// The TCP port to listen on; `0` lets the kernel pick a free one, reported by ``HTTPServer/port``.
+    public var port: UInt16
+    /// How many threads serve connections (libmicrohttpd's thread pool); at least 1 and at most
+    /// ``maximumConnections``.
+    public var threads: Int
+    /// How many connections are open at once at most; further clients are refused until one closes. At least 1.
+    public var maximumConnections: Int
+    /// How long a connection may stay idle (nothing received or sent) before it is closed. At least 1.
+    public var connectionTimeoutSeconds: Int
+    /// The largest request body accepted, in bytes; larger bodies are answered with 413 and never buffered.
+    /// At least 0.
+    public var maximumBodyBytes: Int
+    /// How long ``HTTPServer/stop()`` waits for requests already being handled to finish sending their responses
+    /// before closing their connections. At least 0.
+    public var shutdownGracePeriodSeconds: Int
+
+    /// Creates a configuration; the defaults listen on loopback on an ephemeral port with one thread per active
+    /// processor, 256 connections, a 30-second idle timeout, a 1 MiB body limit and a 10-second shutdown grace.
+    public init(
+        host: String = "127.0.0.1",
+        port: UInt16 = 0,
+        threads: Int = HTTPServerConfiguration.activeProcessorCount,
+        maximumConnections: Int = 256,
+        connectionTimeoutSeconds: Int = 30,
+        maximumBodyBytes: Int = 1 << 20,
+        shutdownGracePeriodSeconds: Int = 10
+    ) {
+        self.host = host
+        self.port = port
+        self.threads = threads
+        self.maximumConnections = maximumConnections
+        self.connectionTimeoutSeconds = connectionTimeoutSeconds
+        self.maximumBodyBytes = maximumBodyBytes
+        self.shutdownGracePeriodSeconds = shutdownGracePeriodSeconds
+    }
+
+    /// The number of processors currently available to this process, the default thread count.
+    @usableFromInline
+    static var activeProcessorCount: Int { ProcessInfo.processInfo.activeProcessorCount }
+
+    /// Throws ``HTTPServerError/Code/invalidConfiguration`` for the first field outside its documented range.
+    func validate() throws(HTTPServerError) {
+        let limit = Int(Int32.max)
+        try Self.check(threads, in: 1...1024, field: "threads")
+        try Self.check(maximumConnections, in: 1...limit, field: "maximumConnections")
+        guard threads <= maximumConnections else {
+            throw HTTPServerError(
+                .invalidConfiguration,
+                "maximumConnections (\(maximumConnections)) must be at least threads (\(threads))"
+            )
+        }
+        try Self.check(connectionTimeoutSeconds, in: 1...limit, field: "connectionTimeoutSeconds")
+        try Self.check(maximumBodyBytes, in: 0...limit, field: "maximumBodyBytes")
+        try Self.check(shutdownGracePeriodSeconds, in: 0...limit, field: "shutdownGracePeriodSeconds")
+    }
+
+    private static func check(_ value: Int, in range: ClosedRange<Int>, field: String) throws(HTTPServerError) {
+        guard range.contains(value) else {
+            throw HTTPServerError(
+                .invalidConfiguration,
+                "\(field) is \(value), but must be in \(range.lowerBound)...\(range.upperBound)"
+            )
+        }
+    }
+}
