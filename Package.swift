@@ -12,6 +12,9 @@ let package = Package(
         .library(name: "ReceiptSigner", targets: ["ReceiptSigner"]),
         .library(name: "ReceiptVerifier", targets: ["ReceiptVerifier"]),
         .library(name: "Entitlements", targets: ["Entitlements"]),
+        .library(name: "ReceiptLedger", targets: ["ReceiptLedger"]),
+        .library(name: "HTTPServer", targets: ["HTTPServer"]),
+        .library(name: "ReceiptService", targets: ["ReceiptService"]),
         .library(name: "FuzzChecks", targets: ["FuzzChecks"]),
         .library(name: "ReceiptBenchmark", targets: ["ReceiptBenchmark"]),
         .executable(name: "receipt", targets: ["receipt"]),
@@ -26,6 +29,16 @@ let package = Package(
             name: "CReceiptZlib",
             pkgConfig: "zlib",
             providers: [.apt(["zlib1g-dev"])]
+        ),
+        .systemLibrary(
+            name: "CReceiptSQLite",
+            pkgConfig: "sqlite3",
+            providers: [.apt(["libsqlite3-dev"])]
+        ),
+        .systemLibrary(
+            name: "CReceiptMicroHTTPD",
+            pkgConfig: "libmicrohttpd",
+            providers: [.apt(["libmicrohttpd-dev"])]
         ),
         .target(name: "CReceiptShims", dependencies: ["CReceiptOpenSSL", "CReceiptZlib"]),
         .target(name: "ReceiptCompression", dependencies: ["CReceiptShims", "CReceiptZlib"]),
@@ -49,6 +62,16 @@ let package = Package(
             dependencies: ["ReceiptCMS", "ReceiptCrypto", "ReceiptModel", "ReceiptSigner", "ReceiptVerifier"]
         ),
         .target(name: "Entitlements", dependencies: ["ReceiptModel", "ReceiptVerifier", "StrictJSON"]),
+        .target(name: "ReceiptLedger", dependencies: ["CReceiptSQLite", "ReceiptModel"]),
+        .target(name: "HTTPServer", dependencies: ["CReceiptMicroHTTPD"]),
+        .target(
+            name: "ReceiptService",
+            dependencies: [
+                "Entitlements", "HTTPServer", "ReceiptCrypto", "ReceiptDER", "ReceiptLedger", "ReceiptModel",
+                "ReceiptSigner", "ReceiptVerifier", "StrictJSON",
+            ]
+        ),
+
         .target(
             name: "FuzzChecks",
             dependencies: [
@@ -60,8 +83,8 @@ let package = Package(
         .executableTarget(
             name: "receipt",
             dependencies: [
-                "Entitlements", "ReceiptBenchmark", "ReceiptCrypto", "ReceiptModel", "ReceiptSigner", "ReceiptVerifier",
-                "StrictJSON",
+                "Entitlements", "ReceiptBenchmark", "ReceiptCrypto", "ReceiptModel", "ReceiptService", "ReceiptSigner",
+                "ReceiptVerifier", "StrictJSON",
             ]
         ),
         .testTarget(name: "ReceiptDERTests", dependencies: ["ReceiptDER"], resources: [.copy("Vectors")]),
@@ -83,6 +106,16 @@ let package = Package(
             ]
         ),
         .testTarget(name: "FuzzRegressionTests", dependencies: ["FuzzChecks"]),
+        .testTarget(name: "ReceiptLedgerTests", dependencies: ["ReceiptLedger", "ReceiptModel"]),
+        .testTarget(name: "HTTPServerTests", dependencies: ["HTTPServer"]),
+        .testTarget(
+            name: "ReceiptServiceTests",
+            dependencies: [
+                "HTTPServer", "ReceiptService", "receipt", "ReceiptCrypto", "ReceiptLedger", "ReceiptModel",
+                "ReceiptSigner", "ReceiptVerifier", "StrictJSON",
+            ],
+            exclude: ["Clients"]
+        ),
         .testTarget(name: "ReceiptCLITests", dependencies: ["receipt", "ReceiptVerifier"]),
     ]
 )

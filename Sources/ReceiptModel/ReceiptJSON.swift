@@ -86,14 +86,16 @@ extension InAppPurchase {
         return object
     }
 
-    init(json: JSONValue, path: String) throws(ReceiptJSONError) {
+    /// Reads one purchase from the same vocabulary, with the same leniency as ``Receipt/init(json:extraKeys:)``;
+    /// errors name keys under `path`. Any other key is an error, except those in `extraKeys`.
+    public init(json: JSONValue, path: String = "", extraKeys: Set<String> = []) throws(ReceiptJSONError) {
         let reader = try JSONFields(json, path: path)
         var allowed: Set<String> = [
             "quantity", "product_id", "transaction_id", "original_transaction_id", "web_order_line_item_id",
             "is_trial_period", "is_in_intro_offer_period", "promotional_offer_id",
         ]
         allowed.formUnion(dateKeys("purchase_date", "original_purchase_date", "expires_date", "cancellation_date"))
-        try reader.rejectUnknownKeys(allowed: allowed)
+        try reader.rejectUnknownKeys(allowed: allowed.union(extraKeys))
         guard let purchaseDate = try reader.date("purchase_date") else {
             throw ReceiptJSONError(path: reader.path("purchase_date"), rule: "is required")
         }

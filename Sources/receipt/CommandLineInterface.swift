@@ -13,6 +13,7 @@ enum CommandLineInterface {
           receipt certs create DIR [--algorithm rsa|ec]
           receipt entitlements RECEIPT… --trust ANCHOR --catalog CATALOG.json [--now RFC3339] [--json]
           receipt bench [--seconds S] [--rounds N] [--threads T] [--json]
+          receipt serve --config FILE [--listen IPV4:PORT]
 
         Run 'receipt COMMAND --help' for a command's options.
         Exit status: 0 success, 1 input rejected (e.g. invalid receipt), 2 usage error, 3 file error.
@@ -32,6 +33,7 @@ enum CommandLineInterface {
             case "certs": try help(rest, CertsCommand.help) ?? CertsCommand.run(rest)
             case "entitlements": try help(rest, EntitlementsCommand.help) ?? EntitlementsCommand.run(rest)
             case "bench": try help(rest, BenchCommand.help) ?? BenchCommand.run(rest)
+            case "serve": try help(rest, ServeCommand.help) ?? ServeCommand.run(rest)
             case "--help", "-h", "help":
                 Files.writeStandardOutput(Array((usage + "\n").utf8))
             case "--version":

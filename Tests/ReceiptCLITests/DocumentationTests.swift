@@ -18,9 +18,9 @@ struct DocumentationTests {
     @Test("the README starts with the main command and the test command that CI runs")
     func readmeCommands() throws {
         let lines = Self.readme.split(separator: "\n").prefix(6).map(String.init)
-        #expect(lines.contains { $0.hasPrefix("swift run receipt verify ") })
-        #expect(lines.contains("swift test"))
+        #expect(lines.contains { $0.hasPrefix(".ci/setup && swift run receipt verify ") })
+        #expect(lines.contains(".ci/setup && swift test"))
         let ci = try String(contentsOf: CLIRunner.packageRoot.appendingPathComponent(".ci/run"), encoding: .utf8)
-        #expect(ci.contains("\nswift test\n"))
+        #expect(ci.contains("\n.ci/setup && swift test\n"))
     }
 }

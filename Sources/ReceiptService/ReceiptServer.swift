@@ -1,0 +1,70 @@
+import HTTPServer
+import ReceiptLedger
+
+/// Why the server could not start.
+public struct ReceiptServerError: Error, Hashable, Sendable, CustomStringConvertible {
+    public enum Code: String, Hashable, Sendable {
+        /// The configuration is invalid.
+        case configuration
+        /// The ledger could not be opened.
+        case ledger
+        /// The address could not be listened on.
+        case listen
+    }
+
+    public let code: Code
+    public let message: String
+
+    public var description: String { message }
+}
+
+/// `receipt serve` as a library: the service over a SQLite ledger behind libmicrohttpd, started and stopped in
+/// process (tests run it on an ephemeral port).
+public final class ReceiptServer: Sendable {
+    public let service: ReceiptService
+    private let ledger: SQLiteLedger
+    private let http: HTTPServer
+
+    /// Opens the ledger and prepares the server; nothing listens until ``start()``.
+    public init(configuration: ServiceConfiguration, log: @escaping @Sendable (String) -> Void = { _ in })
+        throws(ReceiptServerError)
+    {
+        do {
+            ledger = try SQLiteLedger(path: configuration.ledgerPath)
+        } catch {
+            throw ReceiptServerError(code: .ledger, message: "ledger \(configuration.ledgerPath): \(error)")
+        }
+        do {
+            service = try ReceiptService(configuration: configuration, ledger: ledger, log: log)
+        } catch {
+            ledger.close()
+            throw ReceiptServerError(code: .configuration, message: "\(error)")
+        }
+        let service = service
+        var listening = HTTPServerConfiguration(
+            host: configuration.host, port: configuration.port,
+            maximumConnections: configuration.maximumConnections,
+            connectionTimeoutSeconds: configuration.connectionTimeoutSeconds,
+            maximumBodyBytes: configuration.maximumBodyBytes)
+        if configuration.threads > 0 { listening.threads = configuration.threads }
+        http = HTTPServer(configuration: listening, handler: { request in service.handle(request) })
+    }
+
+    /// Starts listening.
+    public func start() throws(ReceiptServerError) {
+        do {
+            try http.start()
+        } catch {
+            throw ReceiptServerError(code: .listen, message: "\(error)")
+        }
+    }
+
+    /// The port listened on (the one chosen when the configuration asked for 0).
+    public var port: UInt16 { http.port }
+
+    /// Stops accepting connections, lets requests in flight finish, then closes the ledger. Idempotent.
+    public func stop() {
+        http.stop()
+        ledger.close()
+    }
+}

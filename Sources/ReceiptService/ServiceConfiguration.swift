@@ -1,0 +1,289 @@
+import Entitlements
+import Foundation
+import ReceiptCrypto
+import ReceiptSigner
+import ReceiptVerifier
+import StrictJSON
+
+/// A configuration the service refuses to start with: which key, and which rule it breaks.
+public struct ServiceConfigurationError: Error, Hashable, Sendable, CustomStringConvertible {
+    /// The key path in the configuration file (`limits.max_body_bytes`), or empty for the file itself.
+    public let path: String
+    public let rule: String
+
+    public init(path: String, rule: String) {
+        self.path = path
+        self.rule = rule
+    }
+
+    public var description: String { path.isEmpty ? rule : "\(path): \(rule)" }
+}
+
+/// Everything `receipt serve` needs, validated as a whole before anything listens: files are read, keys are
+/// matched to certificates, catalogs are parsed.
+///
+/// The file is JSON; relative paths are resolved against the file's directory:
+/// ```json
+/// {
+///   "listen": "127.0.0.1:8080",
+///   "environment": "Production",
+///   "ledger": "ledger.sqlite",
+///   "trust": ["certs/apple/AppleIncRootCertificate.cer"],
+///   "signing": {"key": "signer.key", "certificate": "signer.pem", "chain": ["intermediate.pem"]},
+///   "tokens": ["a-long-random-bearer-token"],
+///   "verify_requires_token": false,
+///   "shared_secret": "…",
+///   "catalogs": {"game": "catalog.json"},
+///   "limits": {"max_body_bytes": 1048576, "max_connections": 256, "connection_timeout_seconds": 30,
+///              "threads": 0, "max_receipt_bytes": 4194304, "max_purchases": 10000}
+/// }
+/// ```
+public struct ServiceConfiguration: Sendable {
+    /// Which App Store environment this service stands in for; receipts of the other one are answered with
+    /// 21007 or 21008, as Apple does.
+    public enum Environment: String, CaseIterable, Sendable {
+        case production = "Production"
+        case sandbox = "Sandbox"
+
+        /// The `receipt_type` of receipts this service issues.
+        public var receiptType: String {
+            switch self {
+            case .production: "Production"
+            case .sandbox: "ProductionSandbox"
+            }
+        }
+    }
+
+    /// Shortest bearer token accepted: 128 bits of randomness written in hex.
+    public static let minimumTokenLength = 32
+
+    /// An IPv4 address to listen on; loopback unless configured otherwise.
+    public var host: String
+    /// 0 asks for any free port.
+    public var port: UInt16
+    public var environment: Environment
+    /// The SQLite ledger file (created when missing).
+    public var ledgerPath: String
+    /// The roots receipts must chain to.
+    public var trustAnchors: [Certificate]
+    /// Signs issued receipts and `latest_receipt`; without it the issuing endpoint answers 501.
+    public var signer: ReceiptSigner?
+    /// Bearer tokens accepted on write and issue endpoints (compared in constant time).
+    public var tokens: [String]
+    /// Whether `/verifyReceipt` and `/v1/entitlements` also require a token.
+    public var verifyRequiresToken: Bool
+    /// When set, `/verifyReceipt` requests must carry it as `password` (21004 otherwise).
+    public var sharedSecret: String?
+    /// Catalogs that `/v1/entitlements` requests can name by id.
+    public var catalogs: [String: Catalog]
+    /// Bounds on each receipt verified.
+    public var verificationLimits: VerificationLimits
+    public var maximumBodyBytes: Int
+    public var maximumConnections: Int
+    public var connectionTimeoutSeconds: Int
+    /// Worker threads; 0 means one per core.
+    public var threads: Int
+
+    public init(
+        host: String = "127.0.0.1",
+        port: UInt16 = 8080,
+        environment: Environment,
+        ledgerPath: String,
+        trustAnchors: [Certificate],
+        signer: ReceiptSigner? = nil,
+        tokens: [String] = [],
+        verifyRequiresToken: Bool = false,
+        sharedSecret: String? = nil,
+        catalogs: [String: Catalog] = [:],
+        verificationLimits: VerificationLimits = VerificationLimits(),
+        maximumBodyBytes: Int = 1 << 20,
+        maximumConnections: Int = 256,
+        connectionTimeoutSeconds: Int = 30,
+        threads: Int = 0
+    ) {
+        self.host = host
+        self.port = port
+        self.environment = environment
+        self.ledgerPath = ledgerPath
+        self.trustAnchors = trustAnchors
+        self.signer = signer
+        self.tokens = tokens
+        self.verifyRequiresToken = verifyRequiresToken
+        self.sharedSecret = sharedSecret
+        self.catalogs = catalogs
+        self.verificationLimits = verificationLimits
+        self.maximumBodyBytes = maximumBodyBytes
+        self.maximumConnections = maximumConnections
+        self.connectionTimeoutSeconds = connectionTimeoutSeconds
+        self.threads = threads
+    }
+
+    /// Reads and validates the configuration file at `path`.
+    public init(file path: String) throws(ServiceConfigurationError) {
+        let base = (path as NSString).deletingLastPathComponent
+        try self.init(json: Self.read(path, for: ""), baseDirectory: base.isEmpty ? "." : base)
+    }
+
+    /// Validates a configuration document whose relative paths are relative to `baseDirectory`.
+    public init(json text: [UInt8], baseDirectory: String) throws(ServiceConfigurationError) {
+        do throws(FieldError) {
+            let document: JSONValue
+            do {
+                document = try JSONValue(parsing: text)
+            } catch {
+                throw FieldError(path: "", rule: "is not valid JSON: \(error)")
+            }
+            let reader = try JSONFieldReader(document)
+            try reader.rejectUnknownKeys(allowed: [
+                "listen", "environment", "ledger", "trust", "signing", "tokens", "verify_requires_token",
+                "shared_secret", "catalogs", "limits",
+            ])
+            let resolve = { (file: String) in file.hasPrefix("/") ? file : baseDirectory + "/" + file }
+            let (host, port) = try Self.listenAddress(reader.string("listen") ?? "127.0.0.1:8080", path: "listen")
+            let environmentName = try reader.requiredString("environment")
+            guard let environment = Environment(rawValue: environmentName) else {
+                throw FieldError(
+                    path: "environment", rule: "must be Production or Sandbox, found \"\(environmentName)\"")
+            }
+            self.init(
+                host: host, port: port, environment: environment,
+                ledgerPath: resolve(try reader.requiredString("ledger")),
+                trustAnchors: try Self.anchors(reader, resolve: resolve))
+            signer = try Self.signer(reader, resolve: resolve)
+            tokens = try Self.tokens(reader)
+            verifyRequiresToken = try reader.bool("verify_requires_token") ?? false
+            if verifyRequiresToken && tokens.isEmpty {
+                throw FieldError(path: "verify_requires_token", rule: "is true but no tokens are configured")
+            }
+            sharedSecret = try reader.string("shared_secret")
+            if sharedSecret?.isEmpty == true {
+                throw FieldError(path: "shared_secret", rule: "must not be empty (leave it out to accept any)")
+            }
+            catalogs = try Self.catalogs(reader, resolve: resolve)
+            try readLimits(reader)
+        } catch {
+            throw ServiceConfigurationError(path: error.path, rule: error.rule)
+        }
+    }
+
+    private static func read(_ path: String, for key: String) throws(ServiceConfigurationError) -> [UInt8] {
+        var isDirectory: ObjCBool = false
+        guard FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory), !isDirectory.boolValue else {
+            throw ServiceConfigurationError(path: key, rule: "cannot read \(path): no such file")
+        }
+        guard let data = FileManager.default.contents(atPath: path) else {
+            throw ServiceConfigurationError(path: key, rule: "cannot read \(path): permission denied")
+        }
+        return [UInt8](data)
+    }
+
+    private static func readFile(_ path: String, for key: String) throws(FieldError) -> [UInt8] {
+        do {
+            return try read(path, for: key)
+        } catch {
+            throw FieldError(path: error.path, rule: error.rule)
+        }
+    }
+
+    /// `HOST:PORT` with an IPv4 host.
+    private static func listenAddress(_ text: String, path: String) throws(FieldError) -> (String, UInt16) {
+        let parts = text.split(separator: ":", omittingEmptySubsequences: false)
+        let octets = parts.first?.split(separator: ".", omittingEmptySubsequences: false) ?? []
+        guard parts.count == 2, octets.count == 4,
+            octets.allSatisfy({ !$0.isEmpty && $0.count <= 3 && $0.allSatisfy(\.isASCII) && UInt8($0) != nil }),
+            let port = UInt16(parts[1])
+        else {
+            throw FieldError(path: path, rule: "must be IPV4:PORT such as 127.0.0.1:8080, found \"\(text)\"")
+        }
+        return (String(parts[0]), port)
+    }
+
+    private static func anchors(_ reader: JSONFieldReader, resolve: (String) -> String) throws(FieldError)
+        -> [Certificate]
+    {
+        guard let paths = try reader.strings("trust"), !paths.isEmpty else {
+            throw FieldError(path: "trust", rule: "is required: list at least one root certificate to trust")
+        }
+        var anchors: [Certificate] = []
+        for (index, path) in paths.enumerated() {
+            let key = "trust[\(index)]"
+            do {
+                anchors += try Certificate.load(pemOrDER: readFile(resolve(path), for: key))
+            } catch let error as FieldError {
+                throw error
+            } catch {
+                throw FieldError(path: key, rule: "\(path): \(error)")
+            }
+        }
+        return anchors
+    }
+
+    private static func signer(_ reader: JSONFieldReader, resolve: (String) -> String) throws(FieldError)
+        -> ReceiptSigner?
+    {
+        guard let signing = try reader.object("signing") else { return nil }
+        try signing.rejectUnknownKeys(allowed: ["key", "certificate", "chain"])
+        let key = try readFile(resolve(signing.requiredString("key")), for: signing.path("key"))
+        let certificate = try readFile(
+            resolve(signing.requiredString("certificate")), for: signing.path("certificate"))
+        var chain: [[UInt8]] = []
+        for (index, path) in (try signing.strings("chain") ?? []).enumerated() {
+            chain.append(try readFile(resolve(path), for: "\(signing.path("chain"))[\(index)]"))
+        }
+        do {
+            return ReceiptSigner(
+                credentials: try SigningCredentials(keyFile: key, certificateFile: certificate, chainFiles: chain))
+        } catch {
+            throw FieldError(path: "signing", rule: "\(error)")
+        }
+    }
+
+    private static func tokens(_ reader: JSONFieldReader) throws(FieldError) -> [String] {
+        let tokens = try reader.strings("tokens") ?? []
+        for (index, token) in tokens.enumerated() {
+            guard token.utf8.count >= minimumTokenLength, token.utf8.allSatisfy({ $0 > 0x20 && $0 < 0x7F }) else {
+                throw FieldError(
+                    path: "tokens[\(index)]",
+                    rule: "must be at least \(minimumTokenLength) printable ASCII characters without spaces "
+                        + "(e.g. openssl rand -hex 32)")
+            }
+        }
+        guard Set(tokens).count == tokens.count else { throw FieldError(path: "tokens", rule: "has duplicates") }
+        return tokens
+    }
+
+    private static func catalogs(_ reader: JSONFieldReader, resolve: (String) -> String) throws(FieldError)
+        -> [String: Catalog]
+    {
+        guard let catalogs = try reader.object("catalogs") else { return [:] }
+        var result: [String: Catalog] = [:]
+        for id in catalogs.object.keys {
+            let path = try catalogs.requiredString(id)
+            do {
+                result[id] = try Catalog(json: readFile(resolve(path), for: catalogs.path(id)))
+            } catch let error as FieldError {
+                throw error
+            } catch {
+                throw FieldError(path: catalogs.path(id), rule: "\(path): \(error)")
+            }
+        }
+        return result
+    }
+
+    private mutating func readLimits(_ reader: JSONFieldReader) throws(FieldError) {
+        guard let limits = try reader.object("limits") else { return }
+        try limits.rejectUnknownKeys(allowed: [
+            "max_body_bytes", "max_connections", "connection_timeout_seconds", "threads", "max_receipt_bytes",
+            "max_purchases",
+        ])
+        maximumBodyBytes = try limits.integer("max_body_bytes", in: 1024...(256 << 20)) ?? maximumBodyBytes
+        maximumConnections = try limits.integer("max_connections", in: 1...65_536) ?? maximumConnections
+        connectionTimeoutSeconds =
+            try limits.integer("connection_timeout_seconds", in: 1...3600) ?? connectionTimeoutSeconds
+        threads = try limits.integer("threads", in: 0...1024) ?? threads
+        verificationLimits.maximumInputSize =
+            try limits.integer("max_receipt_bytes", in: 1024...(256 << 20)) ?? verificationLimits.maximumInputSize
+        verificationLimits.maximumPurchases =
+            try limits.integer("max_purchases", in: 1...1_000_000) ?? verificationLimits.maximumPurchases
+    }
+}

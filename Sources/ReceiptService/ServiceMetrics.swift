@@ -1,0 +1,89 @@
+import Synchronization
+
+/// Counters and latency histograms of one running service, written in Prometheus' text format (version 0.0.4).
+/// Labels are bounded: routes are templates (`/v1/customers/{customer}/receipt`), never raw paths.
+final class ServiceMetrics: Sendable {
+    /// Upper bounds of the latency buckets, in seconds.
+    static let latencyBuckets: [Double] = [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5]
+
+    private struct RequestKey: Hashable {
+        let route: String
+        let status: Int
+    }
+
+    private struct Histogram {
+        var counts = [Int](repeating: 0, count: ServiceMetrics.latencyBuckets.count)
+        var sum = 0.0
+        var count = 0
+    }
+
+    private struct State {
+        var requests: [RequestKey: Int] = [:]
+        var latency: [String: Histogram] = [:]
+        var verifications: [String: Int] = [:]
+    }
+
+    private let state = Mutex(State())
+
+    /// Counts one answered request and its latency.
+    func recordRequest(route: String, status: Int, seconds: Double) {
+        state.withLock { state in
+            state.requests[RequestKey(route: route, status: status), default: 0] += 1
+            var histogram = state.latency[route] ?? Histogram()
+            if let bucket = Self.latencyBuckets.firstIndex(where: { seconds <= $0 }) { histogram.counts[bucket] += 1 }
+            histogram.sum += seconds
+            histogram.count += 1
+            state.latency[route] = histogram
+        }
+    }
+
+    /// Counts one receipt verified: `valid` or the error code.
+    func recordVerification(outcome: String) {
+        state.withLock { $0.verifications[outcome, default: 0] += 1 }
+    }
+
+    /// Everything, with the ledger's size when it could be read.
+    func prometheusText(ledgerTransactions: Int?) -> String {
+        let state = state.withLock { $0 }
+        var lines: [String] = [
+            "# HELP receipt_http_requests_total HTTP requests answered, by route and status.",
+            "# TYPE receipt_http_requests_total counter",
+        ]
+        for (key, count) in state.requests.sorted(by: { ($0.key.route, $0.key.status) < ($1.key.route, $1.key.status) })
+        {
+            lines.append("receipt_http_requests_total{route=\"\(key.route)\",status=\"\(key.status)\"} \(count)")
+        }
+        lines += [
+            "# HELP receipt_http_request_duration_seconds Time from a complete request to its response, by route.",
+            "# TYPE receipt_http_request_duration_seconds histogram",
+        ]
+        for (route, histogram) in state.latency.sorted(by: { $0.key < $1.key }) {
+            var cumulative = 0
+            for (bound, count) in zip(Self.latencyBuckets, histogram.counts) {
+                cumulative += count
+                lines.append(
+                    "receipt_http_request_duration_seconds_bucket{route=\"\(route)\",le=\"\(bound)\"} \(cumulative)")
+            }
+            lines += [
+                "receipt_http_request_duration_seconds_bucket{route=\"\(route)\",le=\"+Inf\"} \(histogram.count)",
+                "receipt_http_request_duration_seconds_sum{route=\"\(route)\"} \(histogram.sum)",
+                "receipt_http_request_duration_seconds_count{route=\"\(route)\"} \(histogram.count)",
+            ]
+        }
+        lines += [
+            "# HELP receipt_verifications_total Receipts verified, by outcome: valid or the error code.",
+            "# TYPE receipt_verifications_total counter",
+        ]
+        for (outcome, count) in state.verifications.sorted(by: { $0.key < $1.key }) {
+            lines.append("receipt_verifications_total{outcome=\"\(outcome)\"} \(count)")
+        }
+        if let ledgerTransactions {
+            lines += [
+                "# HELP receipt_ledger_transactions Transactions recorded in the ledger.",
+                "# TYPE receipt_ledger_transactions gauge",
+                "receipt_ledger_transactions \(ledgerTransactions)",
+            ]
+        }
+        return lines.joined(separator: "\n") + "\n"
+    }
+}

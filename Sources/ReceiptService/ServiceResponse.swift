@@ -1,0 +1,48 @@
+import HTTPServer
+import StrictJSON
+
+/// A request the service refuses: the HTTP status, a stable snake_case code and a message naming the field and
+/// the rule. Sent as `{"error": {"code", "message"}}`, with `fields` for conflicts.
+struct ServiceError: Error, Sendable {
+    let status: Int
+    let code: String
+    let message: String
+    var fields: [String] = []
+    var headers: [(name: String, value: String)] = []
+
+    static func badRequest(_ message: String) -> ServiceError {
+        ServiceError(status: 400, code: "invalid_request", message: message)
+    }
+
+    static func invalidBody(_ error: FieldError) -> ServiceError {
+        badRequest(error.path.isEmpty ? "request body \(error.rule)" : "\(error.path): \(error.rule)")
+    }
+
+    var response: HTTPResponse {
+        var error = JSONObject(["code": .string(code), "message": .string(message)])
+        if !fields.isEmpty { error["fields"] = .array(fields.map(JSONValue.string)) }
+        var response = HTTPResponse.json(status: status, JSONObject(["error": .object(error)]))
+        response.headers += headers
+        return response
+    }
+}
+
+extension HTTPResponse {
+    /// `object` serialised, with a JSON content type.
+    static func json(status: Int = 200, _ object: JSONObject) -> HTTPResponse {
+        HTTPResponse(
+            status: status, headers: [("Content-Type", "application/json")],
+            body: Array((JSONValue.object(object).serialized() + "\n").utf8))
+    }
+}
+
+extension HTTPRequest {
+    /// The body as one JSON document.
+    func jsonBody() throws(ServiceError) -> JSONValue {
+        do {
+            return try JSONValue(parsing: body)
+        } catch {
+            throw .badRequest("request body is not valid JSON: \(error)")
+        }
+    }
+}

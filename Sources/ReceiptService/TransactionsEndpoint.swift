@@ -1,0 +1,131 @@
+import HTTPServer
+import ReceiptLedger
+import ReceiptModel
+import StrictJSON
+
+/// `POST /v1/transactions` and `POST /v1/transactions/{id}/cancellation`: the store reports completed purchases
+/// and refunds; each is durable before it is acknowledged.
+///
+/// A transaction is `customer_id`, `bundle_id` and the purchase in verifyReceipt's vocabulary (`product_id`,
+/// `transaction_id`, `purchase_date` required; dates as RFC 3339 or `_ms`). Recording is idempotent on
+/// `transaction_id`: the same body again answers 200 with the stored record, a different one 409 naming the
+/// fields that differ. `original_transaction_id` and `original_purchase_date` default to the transaction's own, as
+/// in Apple's receipts. A refund is `{"cancellation_date": …}` for a recorded transaction.
+extension ReceiptService {
+    /// Longest customer id accepted.
+    static let maximumCustomerIDLength = 256
+
+    func recordTransaction(_ request: HTTPRequest) throws(ServiceError) -> HTTPResponse {
+        let transaction = try Self.transaction(from: request.jsonBody())
+        return try Self.answer(ledgerOperation { () throws(LedgerError) in try ledger.record(transaction) })
+    }
+
+    func recordCancellation(_ request: HTTPRequest, transactionID: String) throws(ServiceError) -> HTTPResponse {
+        let date: ReceiptDate
+        let body = try request.jsonBody()
+        do throws(FieldError) {
+            let reader = try JSONFieldReader(body)
+            try reader.rejectUnknownKeys(allowed: ["cancellation_date", "cancellation_date_ms"])
+            date = try Self.date(reader, "cancellation_date")
+        } catch {
+            throw .invalidBody(error)
+        }
+        return try Self.answer(
+            ledgerOperation { () throws(LedgerError) in
+                try ledger.recordCancellation(transactionID: transactionID, at: date)
+            })
+    }
+
+    /// Runs a ledger operation, turning its errors into responses: 409 for conflicts (with the fields), 404 for
+    /// unknown transactions, 503 when the ledger cannot be used.
+    func ledgerOperation<T>(_ operation: () throws(LedgerError) -> T) throws(ServiceError) -> T {
+        do {
+            return try operation()
+        } catch {
+            switch error.code {
+            case .conflict:
+                throw ServiceError(
+                    status: 409, code: "conflict", message: error.message, fields: error.conflictingFields)
+            case .notFound: throw ServiceError(status: 404, code: "unknown_transaction", message: error.message)
+            case .storage: throw ServiceError(status: 503, code: "ledger_unavailable", message: error.message)
+            }
+        }
+    }
+
+    /// 201 with the record when it is new, 200 with the stored record when it was already there.
+    static func answer(_ outcome: LedgerRecordOutcome) -> HTTPResponse {
+        let status: Int
+        switch outcome {
+        case .created: status = 201
+        case .alreadyRecorded: status = 200
+        }
+        return .json(status: status, JSONObject(["transaction": .object(json(outcome.transaction))]))
+    }
+
+    /// The record as the API shows it: `customer_id`, `bundle_id`, then the purchase's verifyReceipt fields.
+    static func json(_ transaction: LedgerTransaction) -> JSONObject {
+        var object = JSONObject([
+            "customer_id": .string(transaction.customerID), "bundle_id": .string(transaction.bundleID),
+        ])
+        for member in transaction.purchase.verifyReceiptJSON.members { object[member.key] = member.value }
+        return object
+    }
+
+    static func transaction(from body: JSONValue) throws(ServiceError) -> LedgerTransaction {
+        var purchase: InAppPurchase
+        do {
+            purchase = try InAppPurchase(json: body, extraKeys: ["customer_id", "bundle_id"])
+        } catch {
+            throw .badRequest("\(error)")
+        }
+        // As in Apple's receipts, a purchase that is not a renewal is its own original transaction.
+        purchase.originalTransactionID = purchase.originalTransactionID ?? purchase.transactionID
+        purchase.originalPurchaseDate = purchase.originalPurchaseDate ?? purchase.purchaseDate
+        guard purchase.cancellationDate == nil else {
+            throw .badRequest(
+                "cancellation_date: record refunds with POST /v1/transactions/{transaction_id}/cancellation")
+        }
+        do throws(FieldError) {
+            let reader = try JSONFieldReader(body)
+            let customerID = try reader.requiredString("customer_id")
+            guard customerID.utf8.count <= maximumCustomerIDLength else {
+                throw FieldError(path: "customer_id", rule: "must be at most \(maximumCustomerIDLength) bytes")
+            }
+            return LedgerTransaction(
+                customerID: customerID, bundleID: try reader.requiredString("bundle_id"), purchase: purchase)
+        } catch {
+            throw .invalidBody(error)
+        }
+    }
+
+    /// A required date given as `key` (RFC 3339 or verifyReceipt's form) or `key_ms` (milliseconds, a number or
+    /// a string of digits), not both.
+    static func date(_ reader: JSONFieldReader, _ key: String) throws(FieldError) -> ReceiptDate {
+        let text = try reader.string(key)
+        let milliseconds: String?
+        switch reader.value(key + "_ms") {
+        case nil: milliseconds = nil
+        case .number(let digits)?, .string(let digits)?: milliseconds = digits
+        case let other?:
+            throw FieldError(path: reader.path(key + "_ms"), rule: "must be milliseconds, found \(other.kindName)")
+        }
+        switch (text, milliseconds) {
+        case (let text?, nil):
+            guard let date = ReceiptDate(rfc3339: text) ?? ReceiptDate(appleFormat: text) else {
+                throw FieldError(
+                    path: reader.path(key),
+                    rule: "\"\(text)\" is not a date (use RFC 3339 such as 2024-06-05T12:00:00Z)")
+            }
+            return date
+        case (nil, let digits?):
+            guard let value = Int64(digits),
+                ReceiptDate.earliest.millisecondsSince1970...ReceiptDate.latest.millisecondsSince1970 ~= value
+            else {
+                throw FieldError(path: reader.path(key + "_ms"), rule: "must be milliseconds within years 0000-9999")
+            }
+            return ReceiptDate(millisecondsSince1970: value)
+        case (nil, nil): throw FieldError(path: reader.path(key), rule: "is required")
+        case (.some, .some): throw FieldError(path: reader.path(key), rule: "give \(key) or \(key)_ms, not both")
+        }
+    }
+}

@@ -1,0 +1,95 @@
+import Foundation
+import ReceiptService
+import StrictJSON
+import Synchronization
+
+/// `receipt serve`: the receipt service over HTTP until SIGINT or SIGTERM.
+enum ServeCommand {
+    static let help = """
+        Usage: receipt serve --config FILE [--listen IPV4:PORT]
+
+        Runs the receipt service: verifyReceipt-compatible verification, a durable ledger of transactions,
+        freshly signed receipts per customer, entitlements, /healthz and /metrics (see the README for the
+        configuration file and the endpoints). The configuration is validated before anything listens; a bad
+        one is refused with the key and the rule it breaks.
+
+        Standard error gets one JSON line when listening ({"event":"listening","url":…}) and one when stopped;
+        standard output gets one JSON line per request (never receipt contents or secrets). SIGINT or SIGTERM
+        stops accepting connections, finishes requests in flight, closes the ledger and exits 0.
+
+        Options:
+          --config FILE       The configuration file (JSON).
+          --listen IPV4:PORT  Override the configuration's listen address (port 0: any free port).
+        """
+
+    static func run(_ arguments: [String]) throws(CommandFailure) {
+        let parsed = try Arguments(arguments, spec: OptionSpec(valued: ["--config", "--listen"], flags: []))
+        guard let path = try parsed.single("--config") else { throw .usage("--config FILE is required") }
+        var configuration: ServiceConfiguration
+        do {
+            configuration = try ServiceConfiguration(file: path)
+        } catch {
+            throw .rejected("\(path): \(error)")
+        }
+        if let listen = try parsed.single("--listen") {
+            let parts = listen.split(separator: ":")
+            guard parts.count == 2, let port = UInt16(parts[1]) else {
+                throw .usage("--listen must be IPV4:PORT, found \"\(listen)\"")
+            }
+            configuration.host = String(parts[0])
+            configuration.port = port
+        }
+        // Block the stop signals before any thread starts, so every server thread inherits the mask and only
+        // sigwait below receives them.
+        var stopSignals = sigset_t()
+        sigemptyset(&stopSignals)
+        sigaddset(&stopSignals, SIGINT)
+        sigaddset(&stopSignals, SIGTERM)
+        pthread_sigmask(SIG_BLOCK, &stopSignals, nil)
+
+        let output = LineWriter(descriptor: STDOUT_FILENO)
+        let server: ReceiptServer
+        do {
+            server = try ReceiptServer(configuration: configuration, log: { output.write($0) })
+            try server.start()
+        } catch {
+            throw .rejected("\(error)")
+        }
+        let errors = LineWriter(descriptor: STDERR_FILENO)
+        errors.write(
+            event("listening", ["url": .string("http://\(configuration.host):\(server.port)")]))
+        var received: Int32 = 0
+        while sigwait(&stopSignals, &received) != 0 {}
+        server.stop()
+        errors.write(event("stopped", ["signal": .integer(received)]))
+    }
+
+    private static func event(_ name: String, _ fields: KeyValuePairs<String, JSONValue>) -> String {
+        var object = JSONObject(["event": .string(name)])
+        for (key, value) in fields { object[key] = value }
+        return JSONValue.object(object).serialized()
+    }
+}
+
+/// Writes whole lines to a file descriptor from any thread, one `write` per line so lines never interleave.
+private final class LineWriter: Sendable {
+    private let descriptor: Int32
+    private let lock = Mutex(())
+
+    init(descriptor: Int32) {
+        self.descriptor = descriptor
+    }
+
+    func write(_ line: String) {
+        let bytes = Array((line + "\n").utf8)
+        lock.withLock { _ in
+            var offset = 0
+            while offset < bytes.count {
+                let written = bytes[offset...].withUnsafeBytes { Glibc.write(descriptor, $0.baseAddress, $0.count) }
+                if written < 0 && errno == EINTR { continue }
+                guard written > 0 else { return }
+                offset += written
+            }
+        }
+    }
+}

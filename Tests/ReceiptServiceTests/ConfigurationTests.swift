@@ -1,0 +1,102 @@
+import Foundation
+import ReceiptService
+import Testing
+
+@Suite("The configuration file is validated before anything listens")
+struct ConfigurationTests {
+    /// A directory with the development chain and a catalog written out, and a valid configuration's members.
+    final class Files {
+        let directory: URL
+
+        init() throws {
+            directory = FileManager.default.temporaryDirectory.appendingPathComponent("config-\(UUID().uuidString)")
+            try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+            let chain = ServiceFixture.chain
+            try write("root.pem", chain.root.pemEncoded)
+            try write("intermediate.pem", chain.intermediate.pemEncoded)
+            try write("signer.pem", chain.signer.pemEncoded)
+            try write("signer.key", chain.signerKey.pkcs8PEM)
+            try write("other.key", ServiceFixture.chain.rootKey.pkcs8PEM)
+            try write("catalog.json", EntitlementsEndpointTests.catalogJSON)
+        }
+
+        deinit { try? FileManager.default.removeItem(at: directory) }
+
+        func write(_ name: String, _ text: String) throws {
+            try Data(text.utf8).write(to: directory.appendingPathComponent(name))
+        }
+
+        static let valid = [
+            #""listen":"127.0.0.1:0""#, #""environment":"Sandbox""#, #""ledger":"ledger.sqlite""#,
+            #""trust":["root.pem"]"#,
+            #""signing":{"key":"signer.key","certificate":"signer.pem","chain":["intermediate.pem"]}"#,
+            #""tokens":["0123456789abcdef0123456789abcdef"]"#, #""catalogs":{"game":"catalog.json"}"#,
+            #""limits":{"max_body_bytes":65536,"threads":2}"#,
+        ]
+
+        func configuration(_ members: [String]) throws -> ServiceConfiguration {
+            try ServiceConfiguration(
+                json: Array("{\(members.joined(separator: ","))}".utf8), baseDirectory: directory.path)
+        }
+    }
+
+    @Test("a complete configuration is read with paths relative to its directory")
+    func validConfiguration() throws {
+        let files = try Files()
+        let configuration = try files.configuration(Files.valid)
+        #expect(configuration.environment == .sandbox)
+        #expect(configuration.port == 0)
+        #expect(configuration.ledgerPath == files.directory.path + "/ledger.sqlite")
+        #expect(configuration.signer != nil)
+        #expect(configuration.catalogs["game"] != nil)
+        #expect(configuration.maximumBodyBytes == 65536)
+        #expect(configuration.threads == 2)
+    }
+
+    @Test(
+        "an invalid configuration is refused naming the key and the rule",
+        arguments: [
+            (#""environment":"Staging""#, "environment"),
+            (#""listen":"localhost:80""#, "listen"),
+            (#""listen":"127.0.0.1:99999""#, "listen"),
+            (#""trust":[]"#, "trust"),
+            (#""trust":["missing.pem"]"#, "trust[0]"),
+            (#""trust":["catalog.json"]"#, "trust[0]"),
+            (#""signing":{"key":"other.key","certificate":"signer.pem"}"#, "signing"),
+            (#""signing":{"key":"signer.key"}"#, "signing.certificate"),
+            (#""tokens":["short"]"#, "tokens[0]"),
+            (#""tokens":["0123456789abcdef0123456789abcdef","0123456789abcdef0123456789abcdef"]"#, "tokens"),
+            (#""catalogs":{"game":"root.pem"}"#, "catalogs.game"),
+            (#""limits":{"max_body_bytes":10}"#, "limits.max_body_bytes"),
+            (#""limits":{"threads":-1}"#, "limits.threads"),
+            (#""limits":{"speed":1}"#, "limits.speed"),
+            (#""colour":"red""#, "colour"),
+        ])
+    func invalidConfiguration(member: String, path: String) throws {
+        let files = try Files()
+        let key = String(member.dropFirst().prefix { $0 != "\"" })
+        let members = Files.valid.filter { !$0.hasPrefix("\"\(key)\"") } + [member]
+        #expect {
+            try files.configuration(members)
+        } throws: { error in
+            (error as? ServiceConfigurationError)?.path == path
+        }
+    }
+
+    @Test("a missing required key is refused naming it", arguments: ["environment", "ledger", "trust"])
+    func missingKey(key: String) throws {
+        let files = try Files()
+        #expect {
+            try files.configuration(Files.valid.filter { !$0.hasPrefix("\"\(key)\"") })
+        } throws: { error in
+            (error as? ServiceConfigurationError)?.path == key
+        }
+    }
+
+    @Test("verify_requires_token without tokens is refused")
+    func verifyTokenWithoutTokens() throws {
+        let files = try Files()
+        let members = Files.valid.filter { !$0.hasPrefix(#""tokens""#) } + [#""verify_requires_token":true"#]
+        #expect(throws: ServiceConfigurationError.self) { try files.configuration(members) }
+    }
+}

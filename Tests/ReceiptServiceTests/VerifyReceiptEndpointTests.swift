@@ -1,0 +1,169 @@
+import Foundation
+import ReceiptCrypto
+import ReceiptModel
+import ReceiptService
+import ReceiptSigner
+import ReceiptVerifier
+import StrictJSON
+import Testing
+
+@Suite("POST /verifyReceipt answers as Apple's verifyReceipt does")
+struct VerifyReceiptEndpointTests {
+    let receipt = sampleReceipt(purchases: [("com.example.coins", "1001", 1), ("com.example.pro", "1002", 3)])
+
+    @Test("a valid receipt gets status 0, the receipt, its transactions newest first and a fresh latest_receipt")
+    func validReceipt() throws {
+        let fixture = try ServiceFixture()
+        let reply = try fixture.post(
+            "/verifyReceipt", json: ServiceFixture.verifyRequest(try ServiceFixture.signed(receipt)))
+        #expect(reply.status == 200)
+        let json = try reply.json()
+        #expect(json["status"] == .integer(0))
+        #expect(json["environment"] == .string("Production"))
+        #expect(json["receipt"] == .object(receipt.verifyReceiptJSON))
+        #expect(json["latest_receipt_info"]?.transactionIDs == ["1002", "1001"])
+        guard case .string(let latest)? = json["latest_receipt"], let der = Data(base64Encoded: latest) else {
+            Issue.record("latest_receipt is missing: \(reply.text)")
+            return
+        }
+        let verified = try ReceiptVerifier(trustAnchors: [ServiceFixture.chain.root]).verify([UInt8](der))
+        #expect(verified.receipt.inAppPurchases == receipt.inAppPurchases)
+    }
+
+    @Test("exclude-old-transactions keeps only the newest transaction of each subscription")
+    func excludeOldTransactions() throws {
+        var renewals = receipt
+        let week: Int64 = 7 * 86_400_000
+        renewals.inAppPurchases =
+            (0..<3).map { index in
+                InAppPurchase(
+                    productID: "com.example.weekly", transactionID: "20\(index)",
+                    purchaseDate: ReceiptDate(millisecondsSince1970: 1_717_200_000_000 + Int64(index) * week),
+                    originalTransactionID: "200",
+                    expiresDate: ReceiptDate(millisecondsSince1970: 1_717_200_000_000 + Int64(index + 1) * week))
+            } + [receipt.inAppPurchases[0]]
+        let fixture = try ServiceFixture()
+        let signed = try ServiceFixture.signed(renewals)
+        let all = try fixture.post("/verifyReceipt", json: ServiceFixture.verifyRequest(signed)).json()
+        #expect(all["latest_receipt_info"]?.transactionIDs == ["202", "201", "1001", "200"])
+        let latest = try fixture.post(
+            "/verifyReceipt", json: ServiceFixture.verifyRequest(signed, extra: #","exclude-old-transactions":true"#)
+        ).json()
+        #expect(latest["latest_receipt_info"]?.transactionIDs == ["202", "1001"])
+    }
+
+    @Test(
+        "a request that is not a readable verifyReceipt request gets status 21000",
+        arguments: [
+            "not json", "{}", #"{"receipt-data":7}"#, "[1]", #"{"receipt-data":"AAAA","exclude-old-transactions":3}"#,
+        ])
+    func unreadableRequest(body: String) throws {
+        let fixture = try ServiceFixture()
+        let reply = try fixture.post("/verifyReceipt", json: body)
+        #expect(reply.status == 200)
+        #expect(try reply.json()["status"] == .integer(21000))
+        #expect(reply.errorCode == "unreadable_request")
+    }
+
+    @Test("a GET instead of a POST gets status 21000, as Apple answers it")
+    func getIsStatus21000() throws {
+        let fixture = try ServiceFixture()
+        let reply = try fixture.send("GET", "/verifyReceipt")
+        #expect(reply.status == 200)
+        #expect(try reply.json()["status"] == .integer(21000))
+    }
+
+    @Test("receipt data that is not a receipt gets status 21002 with the verifier's code")
+    func malformedReceipt() throws {
+        let fixture = try ServiceFixture()
+        let reply = try fixture.post("/verifyReceipt", json: #"{"receipt-data":"MIIBAAAA"}"#)
+        #expect(try reply.json()["status"] == .integer(21002))
+        #expect(reply.errorCode == "malformed")
+    }
+
+    @Test("a receipt signed by a chain the service does not trust gets status 21003")
+    func untrustedReceipt() throws {
+        let fixture = try ServiceFixture()
+        let other = try DevelopmentChain.create(algorithm: .ecP256)
+        let signed = try ReceiptSigner(credentials: other.credentials).sign(receipt)
+        let reply = try fixture.post("/verifyReceipt", json: ServiceFixture.verifyRequest(signed))
+        #expect(try reply.json()["status"] == .integer(21003))
+        #expect(reply.errorCode == "untrusted_chain")
+    }
+
+    @Test("with a shared secret configured, a missing or wrong password gets 21004 and the right one passes")
+    func sharedSecret() throws {
+        let fixture = try ServiceFixture { $0.sharedSecret = "0123456789abcdef" }
+        let signed = try ServiceFixture.signed(receipt)
+        for extra in ["", #","password":"wrong""#] {
+            let reply = try fixture.post("/verifyReceipt", json: ServiceFixture.verifyRequest(signed, extra: extra))
+            #expect(try reply.json()["status"] == .integer(21004))
+        }
+        let right = try fixture.post(
+            "/verifyReceipt", json: ServiceFixture.verifyRequest(signed, extra: #","password":"0123456789abcdef""#))
+        #expect(try right.json()["status"] == .integer(0))
+    }
+
+    @Test("a sandbox receipt sent to production gets 21007, a production receipt sent to sandbox 21008")
+    func environmentMismatch() throws {
+        let production = try ServiceFixture()
+        let sandboxReceipt = try ServiceFixture.signed(
+            sampleReceipt(type: "ProductionSandbox", purchases: [("com.example.pro", "1", 0)]))
+        #expect(
+            try production.post("/verifyReceipt", json: ServiceFixture.verifyRequest(sandboxReceipt)).json()["status"]
+                == .integer(21007))
+        let sandbox = try ServiceFixture { $0.environment = .sandbox }
+        let reply = try sandbox.post(
+            "/verifyReceipt", json: ServiceFixture.verifyRequest(try ServiceFixture.signed(receipt)))
+        #expect(try reply.json()["status"] == .integer(21008))
+        #expect(try reply.json()["environment"] == .string("Sandbox"))
+        #expect(
+            try sandbox.post("/verifyReceipt", json: ServiceFixture.verifyRequest(sandboxReceipt)).json()["status"]
+                == .integer(0))
+    }
+
+    @Test("transactions and refunds recorded after the receipt was issued appear in latest_receipt_info")
+    func ledgerBringsReceiptUpToDate() throws {
+        let fixture = try ServiceFixture()
+        for (transaction, day) in [("1001", 1), ("1003", 9)] {
+            let body =
+                #"{"customer_id":"c1","bundle_id":"com.example.game","product_id":"com.example.coins","#
+                + #""transaction_id":"\#(transaction)","purchase_date_ms":"\#(1_717_200_000_000 + Int64(day) * 86_400_000)"}"#
+            #expect(try fixture.post("/v1/transactions", json: body).status == 201)
+        }
+        #expect(
+            try fixture.post(
+                "/v1/transactions/1001/cancellation", json: #"{"cancellation_date":"2024-06-20T00:00:00Z"}"#
+            )
+            .status == 201)
+        let json = try fixture.post(
+            "/verifyReceipt", json: ServiceFixture.verifyRequest(try ServiceFixture.signed(receipt))
+        )
+        .json()
+        #expect(json["latest_receipt_info"]?.transactionIDs == ["1003", "1002", "1001"])
+        guard case .array(let entries)? = json["latest_receipt_info"] else { return }
+        #expect(entries[2]["cancellation_date"] == .string("2024-06-20 00:00:00 Etc/GMT"))
+        #expect(entries[1]["cancellation_date"] == nil)
+    }
+
+    @Test("when verification requires a token, a request without one is refused with 401")
+    func verificationCanRequireToken() throws {
+        let fixture = try ServiceFixture { $0.verifyRequiresToken = true }
+        let body = ServiceFixture.verifyRequest(try ServiceFixture.signed(receipt))
+        let refused = try fixture.post("/verifyReceipt", json: body, token: nil)
+        #expect(refused.status == 401)
+        #expect(refused.errorCode == "unauthorized")
+        #expect(try fixture.post("/verifyReceipt", json: body).json()["status"] == .integer(0))
+    }
+}
+
+extension JSONValue {
+    /// The `transaction_id` of each element of an array of purchases.
+    var transactionIDs: [String] {
+        guard case .array(let elements) = self else { return [] }
+        return elements.compactMap { element in
+            if case .string(let id)? = element["transaction_id"] { return id }
+            return nil
+        }
+    }
+}
