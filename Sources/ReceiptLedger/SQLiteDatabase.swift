@@ -54,9 +54,9 @@ final class SQLiteDatabase {
     }
 
     /// Prepares `sql` (a single statement), hands it to `body` to bind, step and read, and finalizes it on every
-    /// path, thrown errors included. The statement cannot escape `body`.
+    /// path, thrown errors included. `body` must not keep the statement.
     func withStatement<Result>(
-        _ sql: String, purpose: String, _ body: (borrowing SQLiteStatement) throws(LedgerError) -> Result
+        _ sql: String, purpose: String, _ body: (SQLiteStatement) throws(LedgerError) -> Result
     ) throws(LedgerError) -> Result {
         let connection = try openConnection(purpose)
         var prepared: OpaquePointer?
@@ -129,8 +129,9 @@ enum SQLiteValue: Equatable {
 }
 
 /// A prepared statement, lent to the body of ``SQLiteDatabase/withStatement(_:purpose:_:)`` and finalized when it
-/// returns. Parameters and columns are numbered as SQLite numbers them: parameters from 1, columns from 0.
-struct SQLiteStatement: ~Copyable {
+/// returns: never keep it. (It is not `~Copyable`: Swift 6.3's optimizer crashes specialising generic closures
+/// that borrow a noncopyable value, so `swift build -c release` would fail.) Parameters and columns are numbered as SQLite numbers them: parameters from 1, columns from 0.
+struct SQLiteStatement {
     fileprivate let handle: OpaquePointer
     fileprivate let connection: OpaquePointer
     fileprivate let purpose: String

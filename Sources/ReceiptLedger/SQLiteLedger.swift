@@ -375,7 +375,7 @@ extension SQLiteLedger {
     }
 
     private static func decode(
-        _ row: borrowing SQLiteStatement, purpose: String
+        _ row: SQLiteStatement, purpose: String
     ) throws(LedgerError) -> LedgerTransaction {
         func text(_ column: Column) -> String? { row.text(at: column.rawValue) }
         func integer(_ column: Column) -> Int64? { row.int64(at: column.rawValue) }

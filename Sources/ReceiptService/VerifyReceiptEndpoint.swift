@@ -12,7 +12,7 @@ import StrictJSON
 /// 200 whatever the outcome, as Apple's): `status` (0; 21000 unreadable request; 21002 malformed receipt; 21003 not
 /// authenticated; 21004 wrong shared secret; 21007 sandbox receipt sent to production; 21008 the reverse; 21009
 /// the ledger could not be read), `environment`, and for status 0 `receipt`, `latest_receipt_info` and, when the
-/// service can sign, `latest_receipt`. A failure also carries `error` with this project's code and message.
+/// service can sign and the receipt holds an auto-renewable subscription, `latest_receipt`. A failure also carries `error` with this project's code and message.
 extension ReceiptService {
     /// Receipt types that belong to Apple's sandbox rather than production.
     static let sandboxReceiptTypes: Set<String> = ["ProductionSandbox", "Sandbox", "ProductionVPPSandbox", "Xcode"]
@@ -83,7 +83,8 @@ extension ReceiptService {
         }
         let listed = parsed.excludeOldTransactions ? Self.latestOfEachSubscription(newestFirst) : newestFirst
         object["latest_receipt_info"] = .array(listed.map { .object($0.verifyReceiptJSON) })
-        if let signer = configuration.signer {
+        // As Apple's, latest_receipt comes only with auto-renewable subscriptions (purchases that expire).
+        if let signer = configuration.signer, transactions.contains(where: { $0.expiresDate != nil }) {
             var latest = receipt
             latest.creationDate = clock()
             latest.inAppPurchases = transactions

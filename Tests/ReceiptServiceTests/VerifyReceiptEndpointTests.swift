@@ -11,7 +11,7 @@ import Testing
 struct VerifyReceiptEndpointTests {
     let receipt = sampleReceipt(purchases: [("com.example.coins", "1001", 1), ("com.example.pro", "1002", 3)])
 
-    @Test("a valid receipt gets status 0, the receipt, its transactions newest first and a fresh latest_receipt")
+    @Test("a valid receipt gets status 0, the receipt, and its transactions newest first")
     func validReceipt() throws {
         let fixture = try ServiceFixture()
         let reply = try fixture.post(
@@ -22,12 +22,24 @@ struct VerifyReceiptEndpointTests {
         #expect(json["environment"] == .string("Production"))
         #expect(json["receipt"] == .object(receipt.verifyReceiptJSON))
         #expect(json["latest_receipt_info"]?.transactionIDs == ["1002", "1001"])
+        #expect(json["latest_receipt"] == nil, "Apple sends latest_receipt only with auto-renewable subscriptions")
+    }
+
+    @Test("a receipt with a subscription also gets latest_receipt: a fresh receipt signed by the service")
+    func latestReceipt() throws {
+        var subscribed = receipt
+        subscribed.inAppPurchases[1].expiresDate = ReceiptDate(millisecondsSince1970: 1_720_000_000_000)
+        let fixture = try ServiceFixture()
+        let json = try fixture.post(
+            "/verifyReceipt", json: ServiceFixture.verifyRequest(try ServiceFixture.signed(subscribed))
+        ).json()
         guard case .string(let latest)? = json["latest_receipt"], let der = Data(base64Encoded: latest) else {
-            Issue.record("latest_receipt is missing: \(reply.text)")
+            Issue.record("latest_receipt is missing: \(json)")
             return
         }
         let verified = try ReceiptVerifier(trustAnchors: [ServiceFixture.chain.root]).verify([UInt8](der))
-        #expect(verified.receipt.inAppPurchases == receipt.inAppPurchases)
+        #expect(verified.receipt.inAppPurchases == subscribed.inAppPurchases)
+        #expect(verified.receipt.bundleID == subscribed.bundleID)
     }
 
     @Test("exclude-old-transactions keeps only the newest transaction of each subscription")
