@@ -1,4 +1,6 @@
 import Foundation
+import HTTPServer
+import ReceiptLedger
 import ReceiptService
 import StrictJSON
 import Testing
@@ -67,5 +69,41 @@ struct OperationsTests {
             #expect(!line.contains("secret-customer"))
         }
         #expect(try JSONValue(parsing: lines[1])["route"] == .string("/v1/customers/{customer}/receipt"))
+    }
+}
+
+@Suite("When the ledger cannot be used")
+struct LedgerUnavailableTests {
+    /// A service over a ledger that has been closed, answering requests directly.
+    func service() throws -> (ReceiptService, URL) {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("closed-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        let ledger = try SQLiteLedger(path: directory.appendingPathComponent("ledger.sqlite").path)
+        ledger.close()
+        let configuration = ServiceConfiguration(
+            environment: .production, ledgerPath: "", trustAnchors: [ServiceFixture.chain.root],
+            tokens: [ServiceFixture.token])
+        return (try ReceiptService(configuration: configuration, ledger: ledger), directory)
+    }
+
+    @Test("health, writes and reads answer 503 ledger_unavailable, and verifyReceipt answers status 21009")
+    func unavailable() throws {
+        let (service, directory) = try service()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let authorization = [(name: "authorization", value: "Bearer \(ServiceFixture.token)")]
+        let health = service.handle(HTTPRequest(method: "GET", path: "/healthz"))
+        #expect(health.status == 503)
+        let write = service.handle(
+            HTTPRequest(
+                method: "POST", path: "/v1/transactions", headers: authorization,
+                body: Array(TransactionsEndpointTests.body.utf8)))
+        #expect(write.status == 503)
+        #expect(String(decoding: write.body, as: UTF8.self).contains("ledger_unavailable"))
+        let receipt = try ServiceFixture.signed(sampleReceipt(purchases: [("com.example.pro", "1", 0)]))
+        let verify = service.handle(
+            HTTPRequest(
+                method: "POST", path: "/verifyReceipt", body: Array(ServiceFixture.verifyRequest(receipt).utf8)))
+        #expect(verify.status == 200)
+        #expect(try JSONValue(parsing: verify.body)["status"] == .integer(21009))
     }
 }
