@@ -116,6 +116,6 @@ let package = Package(
             ],
             exclude: ["Clients"]
         ),
-        .testTarget(name: "ReceiptCLITests", dependencies: ["receipt", "ReceiptVerifier"]),
+        .testTarget(name: "ReceiptCLITests", dependencies: ["receipt", "ReceiptCrypto", "ReceiptVerifier"]),
     ]
 )

@@ -15,12 +15,23 @@ public struct DevelopmentChain: Sendable {
 
     static let organization = "openreceipt development (TEST ONLY: never trust in production)"
 
+    /// Which extensions the chain carries beyond what each role needs.
+    public enum Profile: String, CaseIterable, Sendable {
+        /// This project's own chain: no Apple markers.
+        case standard
+        /// Apple's marker extensions on the intermediate and the signer, so that clients written against Apple's
+        /// libraries (which insist on them) accept it. For testing such clients only.
+        case appleCompatible = "apple-compatible"
+    }
+
     /// Creates new keys and certificates. All three certificates share the validity period given.
     public static func create(
         algorithm: GeneratedKeyAlgorithm,
+        profile: Profile = .standard,
         notBefore: Int64 = defaultValidity.notBefore,
         notAfter: Int64 = defaultValidity.notAfter
     ) throws(CryptoError) -> DevelopmentChain {
+        let apple = profile == .appleCompatible
         let rootKey = try PrivateKey.generate(algorithm)
         let root = try CertificateIssuer.issue(
             commonName: "openreceipt TEST ONLY Root CA", organization: organization, role: .root, subjectKey: rootKey,
@@ -28,11 +39,13 @@ public struct DevelopmentChain: Sendable {
         let intermediateKey = try PrivateKey.generate(algorithm)
         let intermediate = try CertificateIssuer.issue(
             commonName: "openreceipt TEST ONLY Intermediate CA", organization: organization, role: .intermediate,
-            subjectKey: intermediateKey, issuer: (root, rootKey), notBefore: notBefore, notAfter: notAfter)
+            subjectKey: intermediateKey, issuer: (root, rootKey), notBefore: notBefore, notAfter: notAfter,
+            markers: apple ? [AppleCertificates.intermediateMarker] : [])
         let signerKey = try PrivateKey.generate(algorithm)
         let signer = try CertificateIssuer.issue(
             commonName: "openreceipt TEST ONLY Receipt Signing", organization: organization, role: .signer,
-            subjectKey: signerKey, issuer: (intermediate, intermediateKey), notBefore: notBefore, notAfter: notAfter)
+            subjectKey: signerKey, issuer: (intermediate, intermediateKey), notBefore: notBefore, notAfter: notAfter,
+            markers: apple ? [AppleCertificates.signingLeafMarker] : [])
         return DevelopmentChain(
             root: root, rootKey: rootKey, intermediate: intermediate, intermediateKey: intermediateKey, signer: signer,
             signerKey: signerKey)

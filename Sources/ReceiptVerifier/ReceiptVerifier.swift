@@ -45,18 +45,6 @@ public struct VerifiedReceipt: Sendable {
 /// the signer and intermediate carry Apple's receipt-signing marker extensions. A receipt signed by this project
 /// and one signed by Apple go through the same checks; only the anchor differs.
 public struct ReceiptVerifier: Sendable {
-    /// Apple Root CA's receipt-signing leaf marker, 1.2.840.113635.100.6.11.1.
-    public static let appleReceiptSigningMarker = ASN1ObjectIdentifier(arcs: 1, 2, 840, 113_635, 100, 6, 11, 1)
-    /// Apple's WWDR intermediate marker, 1.2.840.113635.100.6.2.1.
-    public static let appleIntermediateMarker = ASN1ObjectIdentifier(arcs: 1, 2, 840, 113_635, 100, 6, 2, 1)
-
-    /// SHA-256 fingerprints of Apple's public roots (Apple Inc. Root, Apple Root CA - G2, - G3).
-    static let appleRootFingerprints: Set<String> = [
-        "B0:B1:73:0E:CB:C7:FF:45:05:14:2C:49:F1:29:5E:6E:DA:6B:CA:ED:7E:2C:68:C5:BE:91:B5:A1:10:01:F0:24",
-        "C2:B9:B0:42:DD:57:83:0E:7D:11:7D:AC:55:AC:8A:E1:94:07:D3:8E:41:D8:8F:32:15:BC:3A:89:04:44:A0:50",
-        "63:34:3A:BF:B8:9A:6A:03:EB:B5:7E:9B:3F:5F:7F:BE:7C:4F:5C:75:6F:30:17:B3:A8:C4:88:C3:65:3E:91:79",
-    ]
-
     /// When to require Apple's marker extensions on the signer and intermediate.
     public enum MarkerPolicy: Hashable, Sendable {
         /// When the chain ends at one of Apple's roots (the default; other anchors are not Apple's to mark).
@@ -220,7 +208,7 @@ public struct ReceiptVerifier: Sendable {
             throw ReceiptVerificationError(
                 .invalidCertificatePurpose, "signer certificate's keyUsage does not include digitalSignature")
         }
-        let underAppleRoot = chain.last.map { Self.appleRootFingerprints.contains($0.sha256Fingerprint) } ?? false
+        let underAppleRoot = chain.last.map(AppleCertificates.isAppleRoot) ?? false
         if underAppleRoot || markerPolicy == .always {
             try checkAppleMarkers(chain)
         }
@@ -236,16 +224,16 @@ public struct ReceiptVerifier: Sendable {
                 "the signer must chain to the root through exactly one (WWDR) intermediate; this chain has "
                     + "\(chain.count) certificates")
         }
-        guard chain[0].hasExtension(Self.appleReceiptSigningMarker) else {
+        guard chain[0].hasExtension(AppleCertificates.signingLeafMarker) else {
             throw ReceiptVerificationError(
                 .invalidCertificatePurpose,
-                "signer certificate (\(chain[0].subject)) lacks Apple's receipt-signing marker \(Self.appleReceiptSigningMarker)"
+                "signer certificate (\(chain[0].subject)) lacks Apple's receipt-signing marker \(AppleCertificates.signingLeafMarker)"
             )
         }
-        guard chain[1].hasExtension(Self.appleIntermediateMarker) else {
+        guard chain[1].hasExtension(AppleCertificates.intermediateMarker) else {
             throw ReceiptVerificationError(
                 .invalidCertificatePurpose,
-                "intermediate certificate (\(chain[1].subject)) lacks Apple's WWDR marker \(Self.appleIntermediateMarker)"
+                "intermediate certificate (\(chain[1].subject)) lacks Apple's WWDR marker \(AppleCertificates.intermediateMarker)"
             )
         }
     }

@@ -5,7 +5,7 @@ import ReceiptSigner
 /// `receipt certs create`: a development chain for signing test receipts.
 enum CertsCommand {
     static let help = """
-        Usage: receipt certs create DIR [--algorithm rsa|ec]
+        Usage: receipt certs create DIR [--algorithm rsa|ec] [--profile standard|apple-compatible]
 
         Creates a TEST-ONLY chain in DIR (created if needed): root → intermediate → receipt signer, with their
         private keys (mode 0600). Existing files are never replaced. Never ship these keys or trust this root in
@@ -15,10 +15,14 @@ enum CertsCommand {
 
         Options:
           --algorithm rsa|ec   RSA-2048 (default) or EC P-256 keys.
+          --profile P          standard (default), or apple-compatible: Apple's marker extensions on the
+                               intermediate and the signer, for testing clients written against Apple's libraries,
+                               which insist on them (still TEST ONLY).
         """
 
     static func run(_ arguments: [String]) throws(CommandFailure) {
-        let parsed = try Arguments(arguments, spec: OptionSpec(valued: ["--algorithm"], maximumPositionals: 2))
+        let parsed = try Arguments(
+            arguments, spec: OptionSpec(valued: ["--algorithm", "--profile"], maximumPositionals: 2))
         guard parsed.positionals.first == "create" else { throw .usage("expected 'certs create DIR'") }
         guard parsed.positionals.count == 2 else { throw .usage("DIR is required") }
         let directory = parsed.positionals[1]
@@ -26,9 +30,13 @@ enum CertsCommand {
         guard let algorithm = GeneratedKeyAlgorithm(rawValue: algorithmName) else {
             throw .usage("--algorithm must be rsa or ec, not \"\(algorithmName)\"")
         }
+        let profileName = try parsed.single("--profile") ?? DevelopmentChain.Profile.standard.rawValue
+        guard let profile = DevelopmentChain.Profile(rawValue: profileName) else {
+            throw .usage("--profile must be standard or apple-compatible, not \"\(profileName)\"")
+        }
         let files: [(name: String, content: String, mode: mode_t)]
         do {
-            let chain = try DevelopmentChain.create(algorithm: algorithm)
+            let chain = try DevelopmentChain.create(algorithm: algorithm, profile: profile)
             files = [
                 ("root-ca.pem", try chain.root.pemEncoded, 0o644),
                 ("root-ca.key", try chain.rootKey.pkcs8PEM, 0o600),

@@ -10,7 +10,7 @@ enum CommandLineInterface {
                          [--device-id UUID|MAC] [--at RFC3339] [--json] [--max-… N]
           receipt sign --key KEY.pem --cert LEAF.pem [--chain CA.pem…] [FILE|-] [-o OUT] [--base64] [--compress]
           receipt inspect FILE|- [--json]
-          receipt certs create DIR [--algorithm rsa|ec]
+          receipt certs create DIR [--algorithm rsa|ec] [--profile standard|apple-compatible]
           receipt entitlements RECEIPT… --trust ANCHOR --catalog CATALOG.json [--now RFC3339] [--json]
           receipt bench [--seconds S] [--rounds N] [--threads T] [--json]
           receipt serve --config FILE [--listen IPV4:PORT]

@@ -1,4 +1,5 @@
 import Foundation
+import ReceiptCrypto
 import Testing
 
 @Suite("The receipt command, run as a process")
@@ -362,4 +363,23 @@ struct CLITests {
 
 extension Collection {
     fileprivate subscript(safe index: Index) -> Element? { indices.contains(index) ? self[index] : nil }
+}
+
+@Suite("receipt certs create profiles")
+struct CertificateProfileTests {
+    @Test("the apple-compatible profile puts Apple's markers on the intermediate and the signer, standard does not")
+    func markers() throws {
+        let runner = try CLIRunner()
+        #expect(
+            try runner.run(["certs", "create", "apple", "--algorithm", "ec", "--profile", "apple-compatible"]).status
+                == 0)
+        #expect(try runner.run(["certs", "create", "plain", "--algorithm", "ec"]).status == 0)
+        for (directory, expected) in [("apple", true), ("plain", false)] {
+            let intermediate = try Certificate.load(pemOrDER: runner.read("\(directory)/intermediate-ca.pem"))
+            let signer = try Certificate.load(pemOrDER: runner.read("\(directory)/receipt-signer.pem"))
+            #expect(intermediate.first?.hasExtension(AppleCertificates.intermediateMarker) == expected)
+            #expect(signer.first?.hasExtension(AppleCertificates.signingLeafMarker) == expected)
+        }
+        #expect(try runner.run(["certs", "create", "other", "--profile", "apple"]).status == 2)
+    }
 }

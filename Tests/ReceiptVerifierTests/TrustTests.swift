@@ -7,8 +7,8 @@ import Testing
 
 @Suite("Trust: pinned anchors, issuers, markers and time")
 struct TrustTests {
-    static let marker = ReceiptVerifier.appleReceiptSigningMarker
-    static let intermediateMarker = ReceiptVerifier.appleIntermediateMarker
+    static let marker = AppleCertificates.signingLeafMarker
+    static let intermediateMarker = AppleCertificates.intermediateMarker
 
     /// A chain whose certificates are valid from `notBefore` to `notAfter`, with the given marker extensions.
     static func chain(
