@@ -8,7 +8,11 @@ real="$root/Tests/ReceiptVerifierTests/Vectors/real"
 corpus="$root/FuzzTesting/Corpus"
 scratch="$(mktemp -d)"
 trap 'rm -rf "$scratch"' EXIT
-rm -rf "$corpus" && mkdir -p "$corpus"/{FuzzDER,FuzzPayload,FuzzVerify,FuzzParsers,FuzzSigningRequest,FuzzCatalog,FuzzBase64}
+# Only the corpora generated here are replaced; the others (FuzzLegacy, FuzzJWS) are copies of test vectors kept
+# by hand.
+for target in FuzzDER FuzzPayload FuzzVerify FuzzParsers FuzzSigningRequest FuzzCatalog FuzzBase64; do
+    rm -rf "${corpus:?}/$target" && mkdir -p "$corpus/$target"
+done
 
 # Signing requests: small, complete, with _ms dates and offsets, bound to a device.
 cat > "$corpus/FuzzSigningRequest/minimal.json" <<'JSON'

@@ -53,6 +53,21 @@ struct CacheTests {
         #expect(TestFixtures.code(signed, verifier, options: beforeStart) == .certificateNotYetValid)
     }
 
+    @Test("at each edge of the validity window, a warm cache answers exactly as full validation does")
+    func windowEdgesAgreeWithFullValidation() throws {
+        let (root, credentials) = try TrustTests.chain(notBefore: 978_307_200, notAfter: 1_009_843_200)
+        let signed = try TrustTests.sign(credentials, created: "2001-06-01T00:00:00Z")
+        for seconds: Int64 in [978_307_199, 978_307_200, 978_307_201, 1_009_843_199, 1_009_843_200, 1_009_843_201] {
+            let options = VerificationOptions(validationTime: ReceiptDate(secondsSince1970: seconds))
+            let cold = try ReceiptVerifier(trustAnchors: [root])
+            let warm = try ReceiptVerifier(trustAnchors: [root])
+            #expect(TestFixtures.code(signed, warm) == nil)
+            #expect(
+                TestFixtures.code(signed, warm, options: options) == TestFixtures.code(signed, cold, options: options),
+                "at \(seconds)")
+        }
+    }
+
     @Test("a certificate revoked by configuration fails its chain, whatever a shared cache holds")
     func revokedByConfiguration() throws {
         let chain = try TestFixtures.chain(.ecP256)
