@@ -11,12 +11,15 @@ let package = Package(
         .library(name: "ReceiptCompression", targets: ["ReceiptCompression"]),
         .library(name: "ReceiptSigner", targets: ["ReceiptSigner"]),
         .library(name: "ReceiptVerifier", targets: ["ReceiptVerifier"]),
+        .library(name: "ReceiptJWS", targets: ["ReceiptJWS"]),
         .library(name: "Entitlements", targets: ["Entitlements"]),
         .library(name: "ReceiptLedger", targets: ["ReceiptLedger"]),
         .library(name: "HTTPServer", targets: ["HTTPServer"]),
         .library(name: "ReceiptService", targets: ["ReceiptService"]),
         .library(name: "FuzzChecks", targets: ["FuzzChecks"]),
         .library(name: "ReceiptBenchmark", targets: ["ReceiptBenchmark"]),
+        .library(name: "PropertyList", targets: ["PropertyList"]),
+        .library(name: "LegacyReceipt", targets: ["LegacyReceipt"]),
         .executable(name: "receipt", targets: ["receipt"]),
     ],
     targets: [
@@ -62,6 +65,12 @@ let package = Package(
             dependencies: ["ReceiptCMS", "ReceiptCrypto", "ReceiptModel", "ReceiptSigner", "ReceiptVerifier"]
         ),
         .target(name: "Entitlements", dependencies: ["ReceiptModel", "ReceiptVerifier", "StrictJSON"]),
+        .target(name: "ReceiptJWS", dependencies: ["ReceiptCrypto", "ReceiptDER", "ReceiptModel", "StrictJSON"]),
+        .target(name: "PropertyList"),
+        .target(
+            name: "LegacyReceipt",
+            dependencies: ["PropertyList", "ReceiptCrypto", "ReceiptDER", "ReceiptModel", "StrictJSON"]
+        ),
         .target(name: "ReceiptLedger", dependencies: ["CReceiptSQLite", "ReceiptModel"]),
         .target(name: "HTTPServer", dependencies: ["CReceiptMicroHTTPD"]),
         .target(
@@ -75,8 +84,8 @@ let package = Package(
         .target(
             name: "FuzzChecks",
             dependencies: [
-                "Entitlements", "ReceiptCrypto", "ReceiptDER", "ReceiptModel", "ReceiptSigner", "ReceiptVerifier",
-                "StrictJSON",
+                "Entitlements", "LegacyReceipt", "PropertyList", "ReceiptCrypto", "ReceiptDER", "ReceiptJWS",
+                "ReceiptModel", "ReceiptSigner", "ReceiptVerifier", "StrictJSON",
             ],
             path: "FuzzTesting/Checks"
         ),
@@ -106,6 +115,19 @@ let package = Package(
             ]
         ),
         .testTarget(name: "FuzzRegressionTests", dependencies: ["FuzzChecks"]),
+        .testTarget(
+            name: "ReceiptJWSTests",
+            dependencies: ["ReceiptJWS", "ReceiptCrypto", "ReceiptDER", "ReceiptModel", "ReceiptSigner", "StrictJSON"],
+            resources: [.copy("Vectors")]
+        ),
+        .testTarget(name: "PropertyListTests", dependencies: ["PropertyList"]),
+        .testTarget(
+            name: "LegacyReceiptTests",
+            dependencies: [
+                "LegacyReceipt", "PropertyList", "ReceiptCrypto", "ReceiptDER", "ReceiptModel", "StrictJSON",
+            ],
+            resources: [.copy("Vectors")]
+        ),
         .testTarget(name: "ReceiptLedgerTests", dependencies: ["ReceiptLedger", "ReceiptModel"]),
         .testTarget(name: "HTTPServerTests", dependencies: ["HTTPServer"]),
         .testTarget(

@@ -5,6 +5,7 @@ import PackageDescription
 
 let targets = [
     "FuzzDER", "FuzzPayload", "FuzzVerify", "FuzzParsers", "FuzzSigningRequest", "FuzzCatalog", "FuzzBase64",
+    "FuzzLegacy", "FuzzJWS",
 ]
 
 let package = Package(

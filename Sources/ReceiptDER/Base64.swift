@@ -41,6 +41,11 @@ public enum Base64 {
 
     /// Encodes `bytes` with padding and no line breaks.
     public static func encode(_ bytes: some Collection<UInt8>) -> String {
+        String(decoding: encode(bytes, alphabet: alphabet, padded: true), as: UTF8.self)
+    }
+
+    /// Encodes `bytes` with a 64-character `alphabet`, with or without `=` padding (shared with ``Base64URL``).
+    static func encode(_ bytes: some Collection<UInt8>, alphabet: [UInt8], padded: Bool) -> [UInt8] {
         let input = Array(bytes)
         var output: [UInt8] = []
         output.reserveCapacity((input.count + 2) / 3 * 4)
@@ -52,11 +57,19 @@ public enum Base64 {
                 | (remaining > 2 ? UInt32(input[index + 2]) : 0)
             output.append(alphabet[Int(chunk >> 18 & 0x3F)])
             output.append(alphabet[Int(chunk >> 12 & 0x3F)])
-            output.append(remaining > 1 ? alphabet[Int(chunk >> 6 & 0x3F)] : UInt8(ascii: "="))
-            output.append(remaining > 2 ? alphabet[Int(chunk & 0x3F)] : UInt8(ascii: "="))
+            if remaining > 1 {
+                output.append(alphabet[Int(chunk >> 6 & 0x3F)])
+            } else if padded {
+                output.append(UInt8(ascii: "="))
+            }
+            if remaining > 2 {
+                output.append(alphabet[Int(chunk & 0x3F)])
+            } else if padded {
+                output.append(UInt8(ascii: "="))
+            }
             index += 3
         }
-        return String(decoding: output, as: UTF8.self)
+        return output
     }
 
     /// Decodes strict base64: the RFC 4648 alphabet with `=` padding, canonical padding bits. Spaces, LF and CRLF

@@ -209,33 +209,10 @@ public struct ReceiptVerifier: Sendable {
                 .invalidCertificatePurpose, "signer certificate's keyUsage does not include digitalSignature")
         }
         let underAppleRoot = chain.last.map(AppleCertificates.isAppleRoot) ?? false
-        if underAppleRoot || markerPolicy == .always {
-            try checkAppleMarkers(chain)
+        if underAppleRoot || markerPolicy == .always, let violation = AppleCertificates.markerViolation(in: chain) {
+            throw ReceiptVerificationError(.invalidCertificatePurpose, violation)
         }
         return chain
-    }
-
-    /// Under Apple's roots any developer certificate chains to the root; only these extensions single out the
-    /// App Store's receipt signer and its WWDR intermediate, which must be the only certificate in between.
-    private func checkAppleMarkers(_ chain: [Certificate]) throws(ReceiptVerificationError) {
-        guard chain.count == 3 else {
-            throw ReceiptVerificationError(
-                .invalidCertificatePurpose,
-                "the signer must chain to the root through exactly one (WWDR) intermediate; this chain has "
-                    + "\(chain.count) certificates")
-        }
-        guard chain[0].hasExtension(AppleCertificates.signingLeafMarker) else {
-            throw ReceiptVerificationError(
-                .invalidCertificatePurpose,
-                "signer certificate (\(chain[0].subject)) lacks Apple's receipt-signing marker \(AppleCertificates.signingLeafMarker)"
-            )
-        }
-        guard chain[1].hasExtension(AppleCertificates.intermediateMarker) else {
-            throw ReceiptVerificationError(
-                .invalidCertificatePurpose,
-                "intermediate certificate (\(chain[1].subject)) lacks Apple's WWDR marker \(AppleCertificates.intermediateMarker)"
-            )
-        }
     }
 
     private func check(_ receipt: Receipt, against options: VerificationOptions) throws(ReceiptVerificationError) {

@@ -14,9 +14,13 @@ struct FuzzReplayTests {
         var testDescription: String { "\(target)/\(file.lastPathComponent)" }
     }
 
+    /// Every target's check: those in `FuzzChecks.swift` and those kept in files of their own.
+    static let targets = FuzzChecks.targets.merging(FuzzChecks.legacyTargets) { first, _ in first }
+        .merging(FuzzChecks.jwsTargets) { first, _ in first }
+
     /// Every file in `FuzzTesting/<folder>/<target>/`.
     static func inputs(in folder: String) -> [Input] {
-        FuzzChecks.targets.keys.sorted().flatMap { target -> [Input] in
+        targets.keys.sorted().flatMap { target -> [Input] in
             let directory = fuzzTesting.appendingPathComponent(folder).appendingPathComponent(target)
             let files =
                 (try? FileManager.default.contentsOfDirectory(at: directory, includingPropertiesForKeys: nil)) ?? []
@@ -25,7 +29,7 @@ struct FuzzReplayTests {
     }
 
     static func check(_ input: Input) throws -> String? {
-        let check = try #require(FuzzChecks.targets[input.target])
+        let check = try #require(targets[input.target])
         return check(Array(try Data(contentsOf: input.file)))
     }
 
@@ -42,7 +46,7 @@ struct FuzzReplayTests {
     @Test("every target has seeds")
     func everyTargetSeeded() {
         let seeded = Set(Self.inputs(in: "Corpus").map(\.target))
-        #expect(seeded == Set(FuzzChecks.targets.keys))
+        #expect(seeded == Set(Self.targets.keys))
     }
 
     @Test("the verify target's anchors load, and our seed receipts verify under them")
@@ -51,6 +55,29 @@ struct FuzzReplayTests {
         #expect(seeds.count >= 10)
         for seed in seeds {
             #expect(FuzzChecks.verifies(Array(try Data(contentsOf: seed.file))), "\(seed.file.lastPathComponent)")
+        }
+    }
+
+    @Test("the legacy target's anchors load, and its real receipt seeds verify under them")
+    func legacySeedsAreValid() throws {
+        let seeds = Self.inputs(in: "Corpus").filter {
+            $0.target == "FuzzLegacy" && $0.file.lastPathComponent.hasPrefix("real-")
+        }
+        #expect(seeds.count >= 8)
+        for seed in seeds {
+            #expect(
+                FuzzChecks.legacyVerifies(Array(try Data(contentsOf: seed.file))), "\(seed.file.lastPathComponent)")
+        }
+    }
+
+    @Test("the JWS target's anchors load, and its seeds that should verify do")
+    func jwsSeedsAreValid() throws {
+        let seeds = Self.inputs(in: "Corpus").filter {
+            $0.target == "FuzzJWS" && !$0.file.lastPathComponent.hasPrefix("invalid-")
+        }
+        #expect(seeds.count >= 10)
+        for seed in seeds {
+            #expect(FuzzChecks.jwsVerifies(Array(try Data(contentsOf: seed.file))), "\(seed.file.lastPathComponent)")
         }
     }
 

@@ -1,3 +1,4 @@
+import Foundation
 import ReceiptCrypto
 import ReceiptDER
 import ReceiptModel
@@ -190,5 +191,24 @@ struct TrustTests {
         let verified = try verifier.verify(Vectors.bytes("real/tpinappreceipt/receipt-production.der"))
         #expect(verified.chain[0].hasExtension(Self.marker))
         #expect(verified.chain[1].hasExtension(Self.intermediateMarker))
+    }
+}
+
+@Suite("Apple's roots")
+struct AppleRootTests {
+    @Test("the roots shipped in certs/apple are exactly the ones recognised as Apple's, by fingerprint")
+    func shippedRootsAreRecognised() throws {
+        let directory = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+            .deletingLastPathComponent().appendingPathComponent("certs/apple")
+        var roots: Set<String> = []
+        for name in try FileManager.default.contentsOfDirectory(atPath: directory.path) where name.hasSuffix(".cer") {
+            let certificates = try Certificate.load(
+                pemOrDER: [UInt8](Data(contentsOf: directory.appendingPathComponent(name))))
+            for certificate in certificates {
+                #expect(AppleCertificates.isAppleRoot(certificate) == certificate.isSelfSigned, "\(name)")
+                if certificate.isSelfSigned { roots.insert(certificate.sha256Fingerprint) }
+            }
+        }
+        #expect(roots == AppleCertificates.rootFingerprints)
     }
 }

@@ -1,0 +1,10 @@
+import FuzzChecks
+
+/// libFuzzer's entry point: runs the FuzzJWS check and stops the fuzzer on a finding.
+@_cdecl("LLVMFuzzerTestOneInput")
+public func fuzzOneInput(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
+    if let finding = FuzzChecks.jwsTargets["FuzzJWS"]?(Array(UnsafeBufferPointer(start: data, count: size))) {
+        fatalError("FuzzJWS: \(finding)")
+    }
+    return 0
+}

@@ -1,0 +1,10 @@
+import FuzzChecks
+
+/// libFuzzer's entry point: runs the FuzzLegacy check and stops the fuzzer on a finding.
+@_cdecl("LLVMFuzzerTestOneInput")
+public func fuzzOneInput(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
+    if let finding = FuzzChecks.legacyTargets["FuzzLegacy"]?(Array(UnsafeBufferPointer(start: data, count: size))) {
+        fatalError("FuzzLegacy: \(finding)")
+    }
+    return 0
+}
