@@ -16,6 +16,7 @@ let package = Package(
         .library(name: "ReceiptLedger", targets: ["ReceiptLedger"]),
         .library(name: "HTTPServer", targets: ["HTTPServer"]),
         .library(name: "ReceiptService", targets: ["ReceiptService"]),
+        .library(name: "PurchaseVerifier", targets: ["PurchaseVerifier"]),
         .library(name: "FuzzChecks", targets: ["FuzzChecks"]),
         .library(name: "ReceiptBenchmark", targets: ["ReceiptBenchmark"]),
         .library(name: "PropertyList", targets: ["PropertyList"]),
@@ -71,6 +72,10 @@ let package = Package(
             name: "LegacyReceipt",
             dependencies: ["PropertyList", "ReceiptCrypto", "ReceiptDER", "ReceiptModel", "StrictJSON"]
         ),
+        .target(
+            name: "PurchaseVerifier",
+            dependencies: ["LegacyReceipt", "ReceiptCrypto", "ReceiptJWS", "ReceiptModel", "ReceiptVerifier", "StrictJSON"]
+        ),
         .target(name: "ReceiptLedger", dependencies: ["CReceiptSQLite", "ReceiptModel"]),
         .target(name: "HTTPServer", dependencies: ["CReceiptMicroHTTPD"]),
         .target(
@@ -92,8 +97,8 @@ let package = Package(
         .executableTarget(
             name: "receipt",
             dependencies: [
-                "Entitlements", "ReceiptBenchmark", "ReceiptCrypto", "ReceiptModel", "ReceiptService", "ReceiptSigner",
-                "ReceiptVerifier", "StrictJSON",
+                "Entitlements", "PurchaseVerifier", "ReceiptBenchmark", "ReceiptCrypto", "ReceiptJWS", "ReceiptModel",
+                "ReceiptService", "ReceiptSigner", "ReceiptVerifier", "StrictJSON",
             ]
         ),
         .testTarget(name: "ReceiptDERTests", dependencies: ["ReceiptDER"], resources: [.copy("Vectors")]),

@@ -107,6 +107,23 @@ public struct JWSVerifier: Sendable {
         try verify(compact, at: time).appTransaction(expecting: expectations)
     }
 
+    /// The header and payload of `compact` as JSON objects, decoded without any check of signature or trust:
+    /// for showing what a JWS claims, never for believing it.
+    public static func decodeUnverified(_ compact: [UInt8]) throws(JWSError) -> (
+        header: JSONObject, payload: JSONObject
+    ) {
+        let parts = try split(compact)
+        var objects: [JSONObject] = []
+        for (range, name) in [(parts.header, "header"), (parts.payload, "payload")] {
+            let bytes = try decode(compact[range], part: name)
+            guard case .object(let object)? = try? JSONValue(parsing: bytes) else {
+                throw JWSError(.malformed, "the \(name) is not a JSON object")
+            }
+            objects.append(object)
+        }
+        return (objects[0], objects[1])
+    }
+
     // MARK: - Structure
 
     /// The ranges of the three parts, which must all be non-empty.

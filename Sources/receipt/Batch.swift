@@ -1,4 +1,5 @@
 import Foundation
+import PurchaseVerifier
 import ReceiptVerifier
 import StrictJSON
 
@@ -36,7 +37,7 @@ enum Batch {
         return files
     }
 
-    static func verify(_ files: [String], with verifier: ReceiptVerifier, options: VerificationOptions, json: Bool)
+    static func verify(_ files: [String], with verifier: PurchaseVerifier, options: VerificationOptions, json: Bool)
         throws(CommandFailure)
     {
         var invalid = 0
@@ -47,7 +48,7 @@ enum Batch {
             var readErrors: [Int: String] = [:]
             for (index, file) in chunk.enumerated() {
                 do {
-                    inputs.append(try Files.read(file, limit: verifier.limits.maximumInputSize))
+                    inputs.append(try Files.read(file, limit: verifier.receipts.limits.maximumInputSize))
                 } catch {
                     readErrors[index] = error.message
                     inputs.append([])
@@ -74,13 +75,16 @@ enum Batch {
                 if case .failure = result { invalid += 1 }
                 if json {
                     var line = JSONObject(["file": .string(file)])
-                    for member in VerifyCommand.json(result).members { line[member.key] = member.value }
+                    let format = PurchaseProofFormat.detect(inputs[index])
+                    for member in ProofOutput.json(result, format: format).members { line[member.key] = member.value }
                     output += JSONValue.object(line).serialized() + "\n"
                 } else {
                     switch result {
-                    case .success(let verified):
+                    case .success(.appReceipt(let verified)):
                         output +=
                             "\(file): valid: \(verified.receipt.bundleID), \(verified.receipt.inAppPurchases.count) purchases\n"
+                    case .success(let proof):
+                        output += "\(file): valid \(proof.format.rawValue)\n"
                     case .failure(let error): output += "\(file): invalid: \(error)\n"
                     }
                 }
@@ -88,6 +92,6 @@ enum Batch {
             Files.writeStandardOutput(Array(output.utf8))
         }
         if unreadable > 0 { throw .io("\(unreadable) of \(files.count) files could not be read") }
-        if invalid > 0 { throw .rejected("\(invalid) of \(files.count) receipts are invalid") }
+        if invalid > 0 { throw .rejected("\(invalid) of \(files.count) are invalid") }
     }
 }

@@ -1,17 +1,23 @@
+import LegacyReceipt
+import PurchaseVerifier
 import ReceiptCrypto
 import ReceiptDER
+import ReceiptJWS
 import ReceiptModel
 import ReceiptVerifier
 import StrictJSON
 
-/// `receipt inspect`: everything a receipt contains, with no trust decision.
+/// `receipt inspect`: everything a purchase proof contains, with no trust decision.
 enum InspectCommand {
     static let help = """
         Usage: receipt inspect FILE|- [--json]
 
-        Shows everything in an app receipt (DER or base64): the envelope, every certificate, every field
-        including undocumented ones, and whether the signature matches the embedded signer certificate.
-        No trust decision is made: use 'receipt verify --trust …' to decide whether to believe it.
+        Shows everything in a purchase proof, whichever format it is in. For an app receipt (DER or base64): the
+        envelope, every certificate, every field including undocumented ones, and whether the signature matches
+        the embedded signer certificate. For StoreKit 2 signed data or a server notification: the header and the
+        payload. For an iOS 6 transaction receipt: its fields, its signature version and leaf certificate, and
+        its purchase-info. No trust decision is made: use 'receipt verify --trust …' to decide whether to
+        believe it.
 
         Options:
           --json   Print one JSON object.
@@ -22,6 +28,12 @@ enum InspectCommand {
         guard let path = parsed.positionals.first else { throw .usage("FILE is required (use - for standard input)") }
         let limits = VerificationLimits()
         let input = try Files.read(path, limit: limits.maximumInputSize)
+        let format = PurchaseProofFormat.detect(input)
+        if format != .appReceipt {
+            let document = try OtherFormatInspection.json(input, format: format, path: path)
+            Files.writeStandardOutput(Array((JSONValue.object(document).serialized(pretty: true) + "\n").utf8))
+            return
+        }
         let envelope: ReceiptEnvelope
         let receipt: Receipt
         do {
@@ -53,6 +65,7 @@ enum ReceiptInspection {
 
     static func json(envelope: ReceiptEnvelope, receipt: Receipt, signatureProblem: String?) -> JSONObject {
         var document = JSONObject()
+        document["format"] = .string(PurchaseProofFormat.appReceipt.rawValue)
         document["trust_decision"] = .string("none")
         document["notice"] = .string(notice)
         document["envelope"] = .object(envelopeJSON(envelope))
@@ -129,7 +142,7 @@ enum ReceiptInspection {
         return object
     }
 
-    private static func certificateJSON(_ certificate: Certificate, isSigner: Bool) -> JSONObject {
+    static func certificateJSON(_ certificate: Certificate, isSigner: Bool) -> JSONObject {
         var object = JSONObject()
         object["role"] = .string(isSigner ? "signer" : "other")
         object["subject"] = .string(certificate.subject)
@@ -175,5 +188,50 @@ enum ReceiptInspection {
         case .string(let text): text
         default: value.serialized()
         }
+    }
+}
+
+/// How `inspect` presents the formats other than app receipts (always as JSON: their fields are JSON or
+/// key-value already).
+enum OtherFormatInspection {
+    static func json(_ input: [UInt8], format: PurchaseProofFormat, path: String) throws(CommandFailure) -> JSONObject {
+        var document = JSONObject([
+            "format": .string(format.rawValue), "trust_decision": .string("none"),
+            "notice": .string(ReceiptInspection.notice),
+        ])
+        do {
+            switch format {
+            case .appReceipt: break
+            case .signedData:
+                let (header, payload) = try JWSVerifier.decodeUnverified(input)
+                document["header"] = .object(header)
+                document["payload"] = .object(payload)
+            case .serverNotification:
+                guard case .object(let body) = try JSONValue(parsing: input),
+                    case .string(let signedPayload)? = body["signedPayload"]
+                else { throw CommandFailure.rejected("\(path): the notification has no signedPayload string") }
+                let (header, payload) = try JWSVerifier.decodeUnverified(Array(signedPayload.utf8))
+                document["header"] = .object(header)
+                document["payload"] = .object(payload)
+            case .legacyTransactionReceipt:
+                let receipt = try LegacyTransactionReceipt(parsing: input)
+                document["environment"] = receipt.environment.map(JSONValue.string)
+                document["pod"] = receipt.pod.map(JSONValue.string)
+                document["signing_status"] = receipt.signingStatus.map(JSONValue.string)
+                if let signature = receipt.signature {
+                    document["signature_version"] = .integer(signature.version)
+                    document["certificate"] =
+                        (try? Certificate(derEncoded: signature.certificateDER)).map {
+                            .object(ReceiptInspection.certificateJSON($0, isSigner: true))
+                        } ?? .string("undecodable")
+                }
+                document["purchase_info"] = .object(receipt.purchaseInfo.verifyReceiptJSON)
+            }
+        } catch let failure as CommandFailure {
+            throw failure
+        } catch {
+            throw .rejected("\(path): cannot be read as \(format.rawValue): \(error)")
+        }
+        return document
     }
 }

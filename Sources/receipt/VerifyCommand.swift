@@ -1,25 +1,34 @@
+import PurchaseVerifier
+import ReceiptCrypto
 import ReceiptModel
 import ReceiptVerifier
 import StrictJSON
 
-/// `receipt verify`: exit 0 only when the receipt is valid.
+/// `receipt verify`: exit 0 only when the proof is valid.
 enum VerifyCommand {
     static let help = """
         Usage: receipt verify [FILE|DIR|-]… --trust ANCHOR [options]
 
-        Verifies an app receipt (DER or base64; standard input when FILE is - or absent): its signature, its
-        chain to a pinned anchor at the receipt's creation date, its payload, and what you ask to check.
+        Verifies a purchase proof (standard input when FILE is - or absent), whichever format it is in: an app
+        receipt (DER or base64), StoreKit 2 signed data (a JWS: transaction, renewal info, app transaction), an
+        App Store Server Notification body ({"signedPayload": …}) or an iOS 6 transaction receipt (base64 or
+        plist). Its signature, its chain to a pinned anchor at its own date (creation, signing or purchase date),
+        its content, and what you ask to check.
         Given several files or a directory (its files, sorted by name), verifies them on all cores and prints one
-        line per receipt, in order; with --json, one JSON object per line, each with its "file".
+        line per file, in order; with --json, one JSON object per line, each with its "file".
 
         Options:
-          --trust FILE        A trust anchor (PEM or DER certificate; repeatable, at least one). Apple's root
-                              is certs/apple/AppleIncRootCertificate.cer.
+          --trust FILE        A trust anchor (PEM or DER certificate; repeatable, at least one). Apple's roots:
+                              certs/apple/AppleIncRootCertificate.cer (app and iOS 6 receipts),
+                              certs/apple/AppleRootCA-G3.cer (StoreKit 2 data and notifications).
+          --intermediate FILE An issuer the proof does not carry (repeatable): iOS 6 receipts need
+                              certs/apple/AppleITunesStoreCertificationAuthority.cer or AppleWWDRCA.cer.
           --bundle-id ID      Require this bundle id.
-          --app-version V     Require this application version.
-          --device-id ID      Require the receipt to be bound to this device: a UUID (iOS) or MAC address (macOS).
-          --at RFC3339        Check certificates at this time instead of the receipt's creation date.
-          --json              Print one JSON object: {"valid":…,"status":…,"receipt"|"error":…}.
+          --app-version V     Require this application version (app receipts only).
+          --device-id ID      Require the receipt to be bound to this device: a UUID (iOS) or MAC address (macOS)
+                              (app receipts only).
+          --at RFC3339        Check certificates at this time instead of the proof's own date.
+          --json              Print one JSON object: {"valid":…,"status":…,"format":…,"receipt"|"payload"|"error":…}.
           --max-input-size N, --max-depth N, --max-purchases N, --max-decompressed-size N
                               Change a limit (defaults: 4194304 bytes, 32 levels, 10000, 16777216 bytes).
 
@@ -30,7 +39,9 @@ enum VerifyCommand {
         let parsed = try Arguments(
             arguments,
             spec: OptionSpec(
-                valued: LimitOptions.names.union(["--trust", "--bundle-id", "--app-version", "--device-id", "--at"]),
+                valued: LimitOptions.names.union([
+                    "--trust", "--intermediate", "--bundle-id", "--app-version", "--device-id", "--at",
+                ]),
                 flags: ["--json"], maximumPositionals: .max))
         var options = VerificationOptions()
         options.bundleID = try parsed.single("--bundle-id")
@@ -47,10 +58,12 @@ enum VerifyCommand {
             }
             options.validationTime = time
         }
-        let verifier: ReceiptVerifier
+        let verifier: PurchaseVerifier
         do {
-            verifier = try ReceiptVerifier(
-                trustAnchors: try Anchors.load(parsed.all("--trust")), limits: try LimitOptions.limits(parsed))
+            verifier = try PurchaseVerifier(
+                trustAnchors: try Anchors.load(parsed.all("--trust")),
+                intermediates: try Anchors.certificates(parsed.all("--intermediate"), option: "--intermediate"),
+                limits: try LimitOptions.limits(parsed))
         } catch let failure as CommandFailure {
             throw failure
         } catch {
@@ -62,38 +75,18 @@ enum VerifyCommand {
             return
         }
         let path = parsed.positionals.first ?? "-"
-        let input = try Files.read(path, limit: verifier.limits.maximumInputSize)
-        do {
-            let verified = try verifier.verify(input, options: options)
-            if json {
-                Files.writeStandardOutput(
-                    Array((JSONValue.object(Self.json(.success(verified))).serialized() + "\n").utf8))
-            } else {
-                Files.writeStandardOutput(Array(HumanReadable.summary(of: verified).utf8))
-            }
-        } catch {
-            if json {
-                Files.writeStandardOutput(
-                    Array((JSONValue.object(Self.json(.failure(error))).serialized() + "\n").utf8))
-                throw CommandFailure(exitCode: .rejected, message: "\(path): invalid: \(error)")
-            }
-            throw .rejected("\(path): invalid: \(error)")
+        let input = try Files.read(path, limit: verifier.receipts.limits.maximumInputSize)
+        let format = PurchaseProofFormat.detect(input)
+        let result = Result { () throws(PurchaseProofError) in try verifier.verify(input, options: options) }
+        if json {
+            Files.writeStandardOutput(
+                Array((JSONValue.object(ProofOutput.json(result, format: format)).serialized() + "\n").utf8))
         }
-    }
-
-    /// One verification in verifyReceipt's shape: `{"valid":…,"status":…,"receipt"|"error":…}`.
-    static func json(_ result: Result<VerifiedReceipt, ReceiptVerificationError>) -> JSONObject {
         switch result {
-        case .success(let verified):
-            JSONObject([
-                "valid": .bool(true), "status": .integer(0), "receipt": .object(verified.receipt.verifyReceiptJSON),
-            ])
+        case .success(let proof):
+            if !json { Files.writeStandardOutput(Array(ProofOutput.summary(of: proof).utf8)) }
         case .failure(let error):
-            JSONObject([
-                "valid": .bool(false), "status": .integer(error.status),
-                "error": .object(
-                    JSONObject(["code": .string(error.code.rawValue), "message": .string(error.message)])),
-            ])
+            throw .rejected("\(path): invalid \(format.rawValue): \(error)")
         }
     }
 }

@@ -71,7 +71,7 @@ struct CLITests {
         let output = verified.output
         #expect(
             output.hasPrefix(
-                #"{"valid":true,"status":0,"receipt":{"receipt_type":"ProductionSandbox","bundle_id":"com.example.game","application_version":"42","receipt_creation_date":"2024-06-05 12:00:00 Etc/GMT","receipt_creation_date_ms":"1717588800000","in_app":["#
+                #"{"valid":true,"status":0,"format":"app_receipt","receipt":{"receipt_type":"ProductionSandbox","bundle_id":"com.example.game","application_version":"42","receipt_creation_date":"2024-06-05 12:00:00 Etc/GMT","receipt_creation_date_ms":"1717588800000","in_app":["#
             ))
         #expect(
             output.contains(
@@ -160,7 +160,9 @@ struct CLITests {
         #expect(try runner.run(CLIRunner.signArguments + ["purchase.json", "-o", "receipt.der"]).status == 0)
         let result = try runner.run(["verify", "receipt.der", "--trust", root(Self.appleRoot), "--json"])
         #expect(result.status == 1)
-        #expect(result.output.hasPrefix(#"{"valid":false,"status":21003,"error":{"code":"untrusted_chain","message":"#))
+        #expect(
+            result.output.hasPrefix(
+                #"{"valid":false,"status":21003,"format":"app_receipt","error":{"code":"untrusted_chain","message":"#))
     }
 
     @Test("verify needs a trust anchor and an existing file")
@@ -183,12 +185,18 @@ struct CLITests {
         #expect(result.output.contains("in-app purchases: 4"))
     }
 
-    @Test("an iOS 6 transaction receipt is rejected as what it is")
+    @Test("an iOS 6 transaction receipt is verified as one: through the intermediate it does not carry")
     func legacyReceipt() throws {
         let path = root("Tests/ReceiptVerifierTests/Vectors/real/cargobay/legacy-nonconsumable.b64")
-        let result = try CLIRunner().run(["verify", path, "--trust", root(Self.appleRoot), "--json"])
-        #expect(result.status == 1)
-        #expect(result.output.contains(#""status":21002,"error":{"code":"legacy_transaction_receipt""#))
+        let without = try CLIRunner().run(["verify", path, "--trust", root(Self.appleRoot), "--json"])
+        #expect(without.status == 1)
+        #expect(without.output.contains(#""format":"legacy_transaction_receipt","error":{"code":"untrusted_chain""#))
+        let with = try CLIRunner().run([
+            "verify", path, "--trust", root(Self.appleRoot), "--intermediate",
+            root("certs/apple/AppleITunesStoreCertificationAuthority.cer"), "--json",
+        ])
+        #expect(with.status == 0)
+        #expect(with.output.hasPrefix(#"{"valid":true,"status":0,"format":"legacy_transaction_receipt","receipt":{"#))
     }
 
     @Test("a key that does not match the certificate is refused and no output is written")

@@ -171,8 +171,9 @@ struct SigningTests {
 
     @Test("Apple's app-store-server-library accepts our transaction signed with an Apple-compatible chain")
     func appleLibraryAcceptsOurs() throws {
-        // .ci/setup installs the library; without it there is nothing to compare with.
         guard (try? Scratch.run("/usr/bin/env", ["python3", "-c", "import appstoreserverlibrary"])) != nil else {
+            Issue.record(
+                "Apple's app-store-server-library is missing: run .ci/setup (pip install app-store-server-library)")
             return
         }
         let chain = try Fresh.appleLikeChain.get()
