@@ -65,7 +65,10 @@ let package = Package(
             name: "ReceiptBenchmark",
             dependencies: ["ReceiptCMS", "ReceiptCrypto", "ReceiptModel", "ReceiptSigner", "ReceiptVerifier"]
         ),
-        .target(name: "Entitlements", dependencies: ["ReceiptModel", "ReceiptVerifier", "StrictJSON"]),
+        .target(
+            name: "Entitlements",
+            dependencies: ["PurchaseVerifier", "ReceiptJWS", "ReceiptModel", "ReceiptVerifier", "StrictJSON"]
+        ),
         .target(name: "ReceiptJWS", dependencies: ["ReceiptCrypto", "ReceiptDER", "ReceiptModel", "StrictJSON"]),
         .target(name: "PropertyList"),
         .target(
@@ -74,7 +77,9 @@ let package = Package(
         ),
         .target(
             name: "PurchaseVerifier",
-            dependencies: ["LegacyReceipt", "ReceiptCrypto", "ReceiptJWS", "ReceiptModel", "ReceiptVerifier", "StrictJSON"]
+            dependencies: [
+                "LegacyReceipt", "ReceiptCrypto", "ReceiptJWS", "ReceiptModel", "ReceiptVerifier", "StrictJSON",
+            ]
         ),
         .target(name: "ReceiptLedger", dependencies: ["CReceiptSQLite", "ReceiptModel"]),
         .target(name: "HTTPServer", dependencies: ["CReceiptMicroHTTPD"]),

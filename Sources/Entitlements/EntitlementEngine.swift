@@ -1,3 +1,5 @@
+import PurchaseVerifier
+import ReceiptJWS
 import ReceiptModel
 import ReceiptVerifier
 
@@ -8,6 +10,9 @@ public struct EntitlementError: Error, Hashable, Sendable, CustomStringConvertib
         case mixedBundleIDs = "mixed_bundle_ids"
         /// A balance does not fit in 64 bits.
         case balanceOverflow = "balance_overflow"
+        /// A proof carries no transaction to count (renewal info, an app transaction), or lacks a field every
+        /// purchase has.
+        case noPurchase = "no_purchase"
     }
 
     public let code: Code
@@ -51,13 +56,79 @@ public struct EntitlementEngine: Sendable {
     public func evaluate(_ receipts: [VerifiedReceipt], at now: ReceiptDate) throws(EntitlementError)
         -> EntitlementReport
     {
-        let bundleIDs = Set(receipts.map(\.receipt.bundleID))
+        try evaluate(contents: receipts.map(\.receipt), at: now)
+    }
+
+    /// Evaluates verified proofs of any format at `now`, with the same rules: app receipts, StoreKit 2 signed
+    /// transactions (a revocation counts as a refund; the signing date plays the receipt's creation date), the
+    /// transaction inside a server notification, and iOS 6 transaction receipts.
+    ///
+    /// - Throws: ``EntitlementError`` as ``evaluate(_:at:)`` does, and ``EntitlementError/Code/noPurchase`` for a
+    ///   proof that carries no transaction (renewal info, an app transaction, a notification without one).
+    public func evaluate(_ proofs: [VerifiedPurchaseProof], at now: ReceiptDate) throws(EntitlementError)
+        -> EntitlementReport
+    {
+        var contents: [Receipt] = []
+        for (index, proof) in proofs.enumerated() {
+            contents.append(try Self.content(of: proof, index: index))
+        }
+        return try evaluate(contents: contents, at: now)
+    }
+
+    /// What a proof contributes, as a receipt holding its purchases.
+    private static func content(of proof: VerifiedPurchaseProof, index: Int) throws(EntitlementError) -> Receipt {
+        func noPurchase(_ what: String) -> EntitlementError {
+            EntitlementError(code: .noPurchase, message: "proof \(index) is \(what), which carries no transaction")
+        }
+        func invalid(_ reason: String) -> EntitlementError {
+            EntitlementError(code: .noPurchase, message: "proof \(index): \(reason)")
+        }
+        switch proof {
+        case .appReceipt(let verified): return verified.receipt
+        case .signedTransaction(let transaction, let jws):
+            return try receipt(transaction, signed: jws.validationTime, index: index)
+        case .serverNotification(let notification):
+            guard let transaction = notification.transaction else { throw noPurchase("a notification") }
+            return try receipt(
+                transaction, signed: transaction.signedDate ?? notification.signedPayload.validationTime, index: index)
+        case .legacyTransactionReceipt(let verified):
+            let info = verified.purchaseInfo
+            guard let bundleID = info.bundleID else { throw invalid("purchase-info has no bid") }
+            do {
+                let purchase = try info.inAppPurchase()
+                return Receipt(bundleID: bundleID, creationDate: purchase.purchaseDate, inAppPurchases: [purchase])
+            } catch {
+                throw invalid("\(error)")
+            }
+        case .signedRenewalInfo: throw noPurchase("renewal info")
+        case .signedAppTransaction: throw noPurchase("an app transaction")
+        case .otherSignedData: throw noPurchase("signed data of an unknown kind")
+        }
+    }
+
+    private static func receipt(_ transaction: SignedTransaction, signed: ReceiptDate, index: Int)
+        throws(EntitlementError) -> Receipt
+    {
+        guard let bundleID = transaction.bundleID else {
+            throw EntitlementError(code: .noPurchase, message: "proof \(index): the transaction has no bundleId")
+        }
+        do {
+            return Receipt(bundleID: bundleID, creationDate: signed, inAppPurchases: [try transaction.inAppPurchase()])
+        } catch {
+            throw EntitlementError(code: .noPurchase, message: "proof \(index): \(error)")
+        }
+    }
+
+    private func evaluate(contents receipts: [Receipt], at now: ReceiptDate) throws(EntitlementError)
+        -> EntitlementReport
+    {
+        let bundleIDs = Set(receipts.map(\.bundleID))
         guard bundleIDs.count <= 1 else {
             throw EntitlementError(
                 code: .mixedBundleIDs,
                 message: "the receipts are for different apps: \(bundleIDs.sorted().joined(separator: ", "))")
         }
-        let transactions = Self.merge(receipts.map(\.receipt))
+        let transactions = Self.merge(receipts)
         var byProduct: [String: [InAppPurchase]] = [:]
         var unknown = Set<String>()
         for transaction in transactions {

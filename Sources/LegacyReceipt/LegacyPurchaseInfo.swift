@@ -213,3 +213,20 @@ private struct FieldReader {
         return ReceiptDate(millisecondsSince1970: value)
     }
 }
+
+extension LegacyPurchaseInfo {
+    /// This purchase as an app receipt's in-app purchase, for rules written against receipts (entitlements).
+    /// Throws when a field every purchase has is missing.
+    public func inAppPurchase() throws(LegacyReceiptError) -> InAppPurchase {
+        guard let transactionID, let productID, let purchaseDate else {
+            throw LegacyReceiptError(
+                .missingField, "purchase-info needs transaction-id, product-id and purchase-date to count as a purchase"
+            )
+        }
+        return InAppPurchase(
+            productID: productID, transactionID: transactionID, purchaseDate: purchaseDate, quantity: quantity ?? 1,
+            originalTransactionID: originalTransactionID, originalPurchaseDate: originalPurchaseDate,
+            expiresDate: expiresDate, webOrderLineItemID: webOrderLineItemID, isTrialPeriod: isTrialPeriod,
+            isInIntroOfferPeriod: isInIntroOfferPeriod)
+    }
+}

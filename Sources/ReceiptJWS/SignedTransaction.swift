@@ -115,3 +115,25 @@ public struct SignedTransaction: Hashable, Sendable {
         try expectations.checkEnvironment(environment, field: "\(path).environment")
     }
 }
+
+extension SignedTransaction {
+    /// This transaction as a receipt's in-app purchase, for rules written against receipts (entitlements):
+    /// `revocationDate` becomes the cancellation date. Throws when a field every purchase has is missing.
+    public func inAppPurchase() throws(JWSError) -> InAppPurchase {
+        guard let transactionID, let productID, let purchaseDate else {
+            throw JWSError(
+                .invalidPayload, "a transaction needs transactionId, productId and purchaseDate to count as a purchase")
+        }
+        var lineItem: Int64?
+        if let text = webOrderLineItemID {
+            guard let value = Int64(text) else {
+                throw JWSError(.invalidPayload, "payload.webOrderLineItemId \"\(text)\" is not a 64-bit integer")
+            }
+            lineItem = value
+        }
+        return InAppPurchase(
+            productID: productID, transactionID: transactionID, purchaseDate: purchaseDate, quantity: quantity ?? 1,
+            originalTransactionID: originalTransactionID, originalPurchaseDate: originalPurchaseDate,
+            expiresDate: expiresDate, webOrderLineItemID: lineItem, cancellationDate: revocationDate)
+    }
+}

@@ -1,5 +1,6 @@
 import Entitlements
 import Foundation
+import PurchaseVerifier
 import ReceiptModel
 import ReceiptVerifier
 import StrictJSON
@@ -9,12 +10,15 @@ enum EntitlementsCommand {
     static let help = """
         Usage: receipt entitlements RECEIPT [RECEIPT…] --trust ANCHOR --catalog CATALOG.json [options]
 
-        Verifies every receipt, merges their transactions (each transaction id counts once) and says which
-        entitlements are active, in grace, expired or revoked at one instant, and the consumable balances.
-        If any receipt fails verification nothing is evaluated: the command fails naming the file and the code.
+        Verifies every proof (app receipts, StoreKit 2 signed transactions, server notifications carrying a
+        transaction, iOS 6 transaction receipts: any mix, as for 'receipt verify'), merges their transactions
+        (each transaction id counts once) and says which entitlements are active, in grace, expired or revoked
+        at one instant, and the consumable balances. If any proof fails verification nothing is evaluated: the
+        command fails naming the file and the code.
 
         Options:
           --trust FILE        A trust anchor (PEM or DER; repeatable, at least one).
+          --intermediate FILE An issuer iOS 6 receipts do not carry (repeatable).
           --catalog FILE      The product catalog (JSON; see the README).
           --now RFC3339       Evaluate at this instant instead of the current time.
           --bundle-id ID      Require every receipt to be for this app.
@@ -25,7 +29,8 @@ enum EntitlementsCommand {
         let parsed = try Arguments(
             arguments,
             spec: OptionSpec(
-                valued: ["--trust", "--catalog", "--now", "--bundle-id"], flags: ["--json"], maximumPositionals: .max))
+                valued: ["--trust", "--intermediate", "--catalog", "--now", "--bundle-id"], flags: ["--json"],
+                maximumPositionals: .max))
         guard !parsed.positionals.isEmpty else { throw .usage("at least one RECEIPT file is required") }
         guard let catalogPath = try parsed.single("--catalog") else { throw .usage("--catalog is required") }
         var now = ReceiptDate(millisecondsSince1970: Int64((Date().timeIntervalSince1970 * 1000).rounded(.down)))
@@ -35,9 +40,11 @@ enum EntitlementsCommand {
             }
             now = date
         }
-        let verifier: ReceiptVerifier
+        let verifier: PurchaseVerifier
         do {
-            verifier = try ReceiptVerifier(trustAnchors: try Anchors.load(parsed.all("--trust")))
+            verifier = try PurchaseVerifier(
+                trustAnchors: try Anchors.load(parsed.all("--trust")),
+                intermediates: try Anchors.certificates(parsed.all("--intermediate"), option: "--intermediate"))
         } catch let failure as CommandFailure {
             throw failure
         } catch {
@@ -54,10 +61,10 @@ enum EntitlementsCommand {
         let options = VerificationOptions(bundleID: try parsed.single("--bundle-id"))
         let json = parsed.flag("--json")
 
-        var verified: [VerifiedReceipt] = []
-        var failures: [(file: String, error: ReceiptVerificationError)] = []
+        var verified: [VerifiedPurchaseProof] = []
+        var failures: [(file: String, error: PurchaseProofError)] = []
         for path in parsed.positionals {
-            let input = try Files.read(path, limit: verifier.limits.maximumInputSize)
+            let input = try Files.read(path, limit: verifier.receipts.limits.maximumInputSize)
             do {
                 verified.append(try verifier.verify(input, options: options))
             } catch {
@@ -69,7 +76,7 @@ enum EntitlementsCommand {
                 let errors: [JSONValue] = failures.map { failure in
                     .object(
                         JSONObject([
-                            "file": .string(failure.file), "code": .string(failure.error.code.rawValue),
+                            "file": .string(failure.file), "code": .string(failure.error.code),
                             "message": .string(failure.error.message),
                         ]))
                 }

@@ -1,10 +1,14 @@
 import ReceiptDER
+import ReceiptJWS
+import ReceiptModel
 import ReceiptSigner
+import StrictJSON
 
 /// `receipt sign`: a signing request (JSON) in, a signed receipt out.
 enum SignCommand {
     static let help = """
         Usage: receipt sign --key KEY.pem --cert LEAF.pem [--chain CA.pem…] [FILE|-] [-o OUT] [--base64] [--compress]
+                            [--format receipt|jws]
 
         Signs a receipt described in JSON (standard input when FILE is - or absent), in verifyReceipt's
         vocabulary: bundle_id and receipt_creation_date are required, dates are RFC 3339 or *_ms, and in_app
@@ -19,6 +23,12 @@ enum SignCommand {
           --base64       Write base64 text instead of DER.
           --compress     Compress the payload (CMS CompressedData, zlib) before signing: much smaller for long
                          subscription histories, but only this project's verifier reads it (Apple's tools do not).
+          --format F     receipt (default): an app receipt. jws: StoreKit 2 signed data instead, one JSON object
+                         {"signed_transactions": [JWS…], "signed_renewal_info": [JWS…]}: a signed transaction per
+                         purchase and renewal info for the latest period of each subscription, ES256 (the key
+                         must be EC P-256) with the certificates in x5c, signedDate = receipt_creation_date,
+                         environment from receipt_type (Production unless ProductionSandbox/Sandbox/Xcode).
+                         Apple's libraries want x5c = leaf, intermediate, root: pass the root with --chain too.
 
         Example:
           receipt sign --key dev/receipt-signer.key --cert dev/receipt-signer.pem \\
@@ -29,7 +39,8 @@ enum SignCommand {
         let parsed = try Arguments(
             arguments,
             spec: OptionSpec(
-                valued: ["--key", "--cert", "--chain", "-o"], flags: ["--base64", "--compress"], maximumPositionals: 1))
+                valued: ["--key", "--cert", "--chain", "-o", "--format"], flags: ["--base64", "--compress"],
+                maximumPositionals: 1))
         guard let keyPath = try parsed.single("--key") else { throw .usage("--key is required") }
         guard let certificatePath = try parsed.single("--cert") else { throw .usage("--cert is required") }
         let output = try parsed.single("-o")
@@ -39,6 +50,21 @@ enum SignCommand {
         for path in parsed.all("--chain") { chainFiles.append(try Files.read(path)) }
         let request = try Files.read(parsed.positionals.first ?? "-")
 
+        let format = try parsed.single("--format") ?? "receipt"
+        guard format == "receipt" || format == "jws" else {
+            throw .usage("--format must be receipt or jws, not \"\(format)\"")
+        }
+        if format == "jws" {
+            guard !parsed.flag("--base64") && !parsed.flag("--compress") else {
+                throw .usage("--base64 and --compress apply to receipts, not to --format jws")
+            }
+            try write(
+                Array(
+                    (JSONValue.object(try signedData(request, keyFile, certificateFile, chainFiles)).serialized() + "\n")
+                        .utf8),
+                to: output)
+            return
+        }
         let signed: [UInt8]
         do {
             let credentials = try SigningCredentials(
@@ -48,11 +74,62 @@ enum SignCommand {
         } catch {
             throw .rejected("\(error)")
         }
-        let bytes = parsed.flag("--base64") ? Array((Base64.encode(signed) + "\n").utf8) : signed
+        try write(parsed.flag("--base64") ? Array((Base64.encode(signed) + "\n").utf8) : signed, to: output)
+    }
+
+    private static func write(_ bytes: [UInt8], to output: String?) throws(CommandFailure) {
         if let output, output != "-" {
             try Files.write(bytes, to: output)
         } else {
             Files.writeStandardOutput(bytes)
+        }
+    }
+
+    /// The request's purchases as StoreKit 2 signed transactions, and renewal info for the latest period of each
+    /// subscription.
+    private static func signedData(
+        _ requestJSON: [UInt8], _ keyFile: [UInt8], _ certificateFile: [UInt8], _ chainFiles: [[UInt8]]
+    ) throws(CommandFailure) -> JSONObject {
+        do {
+            let request = try SigningRequest(json: requestJSON)
+            guard request.deviceIdentifier == nil else {
+                throw CommandFailure.usage("device_id binds app receipts; StoreKit 2 data has no device binding")
+            }
+            let credentials = try SigningCredentials(
+                keyFile: keyFile, certificateFile: certificateFile, chainFiles: chainFiles)
+            let signer = try JWSSigner(key: credentials.key, chain: [credentials.certificate] + credentials.chain)
+            let receipt = request.receipt
+            let environment: AppStoreEnvironment =
+                switch receipt.receiptType {
+                case "ProductionSandbox", "Sandbox": .sandbox
+                case "Xcode": .xcode
+                default: .production
+                }
+            var transactions: [JSONValue] = []
+            for purchase in receipt.inAppPurchases {
+                let payload = SignedTransaction.payload(
+                    for: purchase, bundleID: receipt.bundleID, environment: environment,
+                    signedDate: receipt.creationDate)
+                transactions.append(.string(try signer.sign(payload: payload)))
+            }
+            var latest: [String: InAppPurchase] = [:]
+            for purchase in receipt.inAppPurchases where purchase.expiresDate != nil {
+                let key = purchase.originalTransactionID ?? purchase.transactionID
+                if let current = latest[key], current.purchaseDate >= purchase.purchaseDate { continue }
+                latest[key] = purchase
+            }
+            var renewals: [JSONValue] = []
+            for key in latest.keys.sorted() {
+                guard let purchase = latest[key] else { continue }
+                let payload = try SignedRenewalInfo.payload(
+                    for: purchase, environment: environment, signedDate: receipt.creationDate)
+                renewals.append(.string(try signer.sign(payload: payload)))
+            }
+            return JSONObject(["signed_transactions": .array(transactions), "signed_renewal_info": .array(renewals)])
+        } catch let failure as CommandFailure {
+            throw failure
+        } catch {
+            throw .rejected("\(error)")
         }
     }
 }

@@ -81,3 +81,109 @@ struct FormatTests {
         }
     }
 }
+
+@Suite("receipt sign --format jws")
+struct SignJWSTests {
+    static let request = """
+        {"bundle_id": "com.example.game", "receipt_creation_date": "2024-06-05T12:00:00Z", "receipt_type": "ProductionSandbox",
+         "in_app": [
+          {"product_id": "com.example.coins", "transaction_id": "1", "purchase_date": "2024-06-01T10:00:00Z"},
+          {"product_id": "com.example.pro.monthly", "transaction_id": "2", "original_transaction_id": "2",
+           "purchase_date": "2024-05-01T10:00:00Z", "expires_date": "2024-06-01T10:00:00Z"},
+          {"product_id": "com.example.pro.monthly", "transaction_id": "3", "original_transaction_id": "2",
+           "purchase_date": "2024-06-01T10:00:00Z", "expires_date": "2024-07-01T10:00:00Z"}]}
+        """
+
+    @Test("one signed transaction per purchase and renewal info for the latest period, each verifying back")
+    func signAndVerify() throws {
+        let runner = try CLIRunner()
+        #expect(try runner.run(["certs", "create", "dev", "--algorithm", "ec"]).status == 0)
+        try runner.write("purchases.json", Self.request)
+        let signed = try runner.run([
+            "sign", "--format", "jws", "--key", "dev/receipt-signer.key", "--cert", "dev/receipt-signer.pem",
+            "--chain", "dev/intermediate-ca.pem", "--chain", "dev/root-ca.pem", "purchases.json", "-o", "signed.json",
+        ])
+        #expect(signed.status == 0, "\(signed.standardError)")
+        let json = try JSONValue(parsing: runner.read("signed.json"))
+        guard case .array(let transactions)? = json["signed_transactions"],
+            case .array(let renewals)? = json["signed_renewal_info"]
+        else {
+            Issue.record("unexpected output \(json)")
+            return
+        }
+        #expect(transactions.count == 3)
+        #expect(renewals.count == 1)
+        for (index, value) in (transactions + renewals).enumerated() {
+            guard case .string(let compact) = value else { continue }
+            try runner.write("item-\(index).jws", compact)
+            let verified = try runner.run(["verify", "item-\(index).jws", "--trust", "dev/root-ca.pem", "--json"])
+            #expect(verified.status == 0, "\(verified.output)")
+            let result = try JSONValue(parsing: verified.standardOutput)
+            #expect(result["payload"]?["environment"] == .string("Sandbox"))
+            if index == 3 {
+                #expect(result["kind"] == .string("renewal_info"))
+                #expect(result["payload"]?["renewalDate"] == .integer(1_719_828_000_000))
+            }
+        }
+    }
+
+    @Test("an RSA key cannot sign ES256, and receipt-only options are refused")
+    func refusals() throws {
+        let runner = try CLIRunner()
+        #expect(try runner.run(["certs", "create", "dev", "--algorithm", "rsa"]).status == 0)
+        try runner.write("purchases.json", Self.request)
+        let arguments = [
+            "sign", "--format", "jws", "--key", "dev/receipt-signer.key", "--cert", "dev/receipt-signer.pem",
+            "purchases.json",
+        ]
+        let rsa = try runner.run(arguments)
+        #expect(rsa.status == 1)
+        #expect(rsa.standardError.contains("P-256"), "\(rsa.standardError)")
+        #expect(try runner.run(arguments + ["--compress"]).status == 2)
+        #expect(try runner.run(arguments + ["--format", "xml"]).status == 2)
+    }
+}
+
+@Suite("receipt entitlements over StoreKit 2 signed transactions")
+struct EntitlementsFromSignedDataTests {
+    @Test("signed transactions count as receipts' purchases do, and a mix of formats for one app is evaluated")
+    func signedTransactions() throws {
+        let runner = try CLIRunner()
+        #expect(try runner.run(["certs", "create", "dev", "--algorithm", "ec"]).status == 0)
+        try runner.write("purchases.json", SignJWSTests.request)
+        try runner.write(
+            "catalog.json",
+            #"{"products":[{"id":"com.example.pro.monthly","type":"auto_renewable","entitlements":["pro"],"#
+                + #""group":"main","rank":1},{"id":"com.example.coins","type":"consumable","entitlements":["coins"],"#
+                + #""amount":100}]}"#)
+        let sign = [
+            "sign", "--key", "dev/receipt-signer.key", "--cert", "dev/receipt-signer.pem", "--chain",
+            "dev/intermediate-ca.pem", "purchases.json",
+        ]
+        #expect(try runner.run(sign + ["--format", "jws", "-o", "signed.json"]).status == 0)
+        #expect(try runner.run(sign + ["-o", "receipt.der"]).status == 0)
+        guard case .array(let transactions)? = try JSONValue(parsing: runner.read("signed.json"))["signed_transactions"]
+        else {
+            Issue.record("no signed transactions")
+            return
+        }
+        var files: [String] = []
+        for (index, value) in transactions.enumerated() {
+            guard case .string(let compact) = value else { continue }
+            try runner.write("t\(index).jws", compact)
+            files.append("t\(index).jws")
+        }
+        let common = [
+            "--trust", "dev/root-ca.pem", "--catalog", "catalog.json", "--now", "2024-06-15T00:00:00Z", "--json",
+        ]
+        let fromJWS = try runner.run(["entitlements"] + files + common)
+        #expect(fromJWS.status == 0, "\(fromJWS.standardError)")
+        let fromReceipt = try runner.run(["entitlements", "receipt.der"] + common)
+        let mixed = try runner.run(["entitlements", "receipt.der"] + files + common)
+        let report = try JSONValue(parsing: fromJWS.standardOutput)
+        #expect(report["entitlements"]?["pro"]?["state"] == .string("active"))
+        #expect(report["balances"]?["coins"] == .integer(100))
+        #expect(try JSONValue(parsing: fromReceipt.standardOutput) == report)
+        #expect(try JSONValue(parsing: mixed.standardOutput) == report)
+    }
+}
