@@ -59,7 +59,7 @@ public struct CMSSignerInfo: Hashable, Sendable {
 ///   crls [1] IMPLICIT RevocationInfoChoices OPTIONAL, signerInfos SET OF SignerInfo }
 /// EncapsulatedContentInfo ::= SEQUENCE { eContentType OBJECT IDENTIFIER, eContent [0] EXPLICIT OCTET STRING OPTIONAL }
 /// ```
-public struct CMSSignedData: Sendable {
+public struct CMSSignedData: Hashable, Sendable {
     public let version: Int
     public let digestAlgorithms: [CMSAlgorithmIdentifier]
     public let contentType: ASN1ObjectIdentifier
@@ -75,6 +75,15 @@ public struct CMSSignedData: Sendable {
     public init(berEncoded bytes: ArraySlice<UInt8>, maximumDepth: Int = ASN1Reader.defaultMaximumDepth)
         throws(CMSError)
     {
+        if let common = CMSSignedData(strictDER: bytes, maximumDepth: maximumDepth) {
+            self = common
+        } else {
+            try self.init(readingNodes: bytes, maximumDepth: maximumDepth)
+        }
+    }
+
+    /// ``init(berEncoded:maximumDepth:)`` through ASN.1 nodes, for every shape BER allows.
+    init(readingNodes bytes: ArraySlice<UInt8>, maximumDepth: Int) throws(CMSError) {
         var location = CMSLocation.contentInfo
         do {
             let contentInfoNode = try ASN1Node.parse(bytes, rules: .ber, maximumDepth: maximumDepth)

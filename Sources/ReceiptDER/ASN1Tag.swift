@@ -18,19 +18,19 @@ public struct ASN1Tag: Hashable, Sendable, CustomStringConvertible {
         self.isConstructed = constructed
     }
 
-    public static let boolean = ASN1Tag(.universal, number: 1, constructed: false)
-    public static let integer = ASN1Tag(.universal, number: 2, constructed: false)
-    public static let bitString = ASN1Tag(.universal, number: 3, constructed: false)
-    public static let octetString = ASN1Tag(.universal, number: 4, constructed: false)
-    public static let null = ASN1Tag(.universal, number: 5, constructed: false)
-    public static let objectIdentifier = ASN1Tag(.universal, number: 6, constructed: false)
-    public static let utf8String = ASN1Tag(.universal, number: 12, constructed: false)
-    public static let sequence = ASN1Tag(.universal, number: 16, constructed: true)
-    public static let set = ASN1Tag(.universal, number: 17, constructed: true)
-    public static let printableString = ASN1Tag(.universal, number: 19, constructed: false)
-    public static let ia5String = ASN1Tag(.universal, number: 22, constructed: false)
-    public static let utcTime = ASN1Tag(.universal, number: 23, constructed: false)
-    public static let generalizedTime = ASN1Tag(.universal, number: 24, constructed: false)
+    public static var boolean: ASN1Tag { ASN1Tag(.universal, number: 1, constructed: false) }
+    public static var integer: ASN1Tag { ASN1Tag(.universal, number: 2, constructed: false) }
+    public static var bitString: ASN1Tag { ASN1Tag(.universal, number: 3, constructed: false) }
+    public static var octetString: ASN1Tag { ASN1Tag(.universal, number: 4, constructed: false) }
+    public static var null: ASN1Tag { ASN1Tag(.universal, number: 5, constructed: false) }
+    public static var objectIdentifier: ASN1Tag { ASN1Tag(.universal, number: 6, constructed: false) }
+    public static var utf8String: ASN1Tag { ASN1Tag(.universal, number: 12, constructed: false) }
+    public static var sequence: ASN1Tag { ASN1Tag(.universal, number: 16, constructed: true) }
+    public static var set: ASN1Tag { ASN1Tag(.universal, number: 17, constructed: true) }
+    public static var printableString: ASN1Tag { ASN1Tag(.universal, number: 19, constructed: false) }
+    public static var ia5String: ASN1Tag { ASN1Tag(.universal, number: 22, constructed: false) }
+    public static var utcTime: ASN1Tag { ASN1Tag(.universal, number: 23, constructed: false) }
+    public static var generalizedTime: ASN1Tag { ASN1Tag(.universal, number: 24, constructed: false) }
 
     /// `[number]` in the context-specific class, e.g. the `[0] EXPLICIT` wrappers of CMS.
     public static func contextSpecific(_ number: UInt32, constructed: Bool) -> ASN1Tag {

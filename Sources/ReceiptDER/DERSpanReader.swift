@@ -110,22 +110,44 @@ public enum DERSpanReader {
         return true
     }
 
+    /// The INTEGER at `position` (minimal, at most 64 bits, ending at or before `limit`) and where it ends: one
+    /// step for what ``element(in:at:limit:base:expecting:)`` then ``int64(in:_:base:)`` read, with the same errors.
+    public static func integer(in span: Span<UInt8>, at position: Int, limit: Int, base: Int = 0)
+        throws(DERError) -> (value: Int64, end: Int)
+    {
+        if limit - position >= 3 && span[position] == 0x02 && (1...8).contains(span[position + 1]) {
+            let element = Element(
+                tag: .integer, start: position, contentStart: position + 2, end: position + 2 + Int(span[position + 1]))
+            if element.end <= limit && isMinimalInteger(in: span, element) {
+                return (value(in: span, element), element.end)
+            }
+        }
+        let element = try element(in: span, at: position, limit: limit, base: base, expecting: .integer)
+        return (try int64(in: span, element, base: base), element.end)
+    }
+
+    /// Whether the content of `element` is an INTEGER's shortest two's-complement form: at least one octet, and
+    /// no leading 00 or FF octet that the next octet does not need for the sign.
+    public static func isMinimalInteger(in span: Span<UInt8>, _ element: Element) -> Bool {
+        guard element.contentCount > 0 else { return false }
+        guard element.contentCount > 1 else { return true }
+        let (first, second) = (span[element.contentStart], span[element.contentStart + 1])
+        return !(first == 0x00 && second & 0x80 == 0) && !(first == 0xFF && second & 0x80 != 0)
+    }
+
     /// The value of an INTEGER element, which must be minimal and fit in 64 bits.
     public static func int64(in span: Span<UInt8>, _ element: Element, base: Int = 0) throws(DERError) -> Int64 {
         guard element.tag == .integer else {
             throw DERError(.unexpectedTag(expected: .integer, found: element.tag), at: base + element.start)
         }
-        let count = element.contentCount
-        guard count > 0 else { throw DERError(.invalidInteger, at: base + element.start) }
-        let first = span[element.contentStart]
-        if count > 1 {
-            let second = span[element.contentStart + 1]
-            if (first == 0x00 && second & 0x80 == 0) || (first == 0xFF && second & 0x80 != 0) {
-                throw DERError(.invalidInteger, at: base + element.start)
-            }
-        }
-        guard count <= 8 else { throw DERError(.integerOutOfRange, at: base + element.start) }
-        var value: Int64 = first & 0x80 != 0 ? -1 : 0
+        guard isMinimalInteger(in: span, element) else { throw DERError(.invalidInteger, at: base + element.start) }
+        guard element.contentCount <= 8 else { throw DERError(.integerOutOfRange, at: base + element.start) }
+        return value(in: span, element)
+    }
+
+    /// The two's-complement value of the one to eight content octets of `element`.
+    private static func value(in span: Span<UInt8>, _ element: Element) -> Int64 {
+        var value: Int64 = span[element.contentStart] & 0x80 != 0 ? -1 : 0
         for index in element.contentStart..<element.end { value = value << 8 | Int64(span[index]) }
         return value
     }

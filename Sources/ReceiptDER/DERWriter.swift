@@ -22,8 +22,9 @@ public struct DERWriter: Sendable {
 
     /// Appends an identifier and a length; the caller appends exactly `length` content octets next.
     public mutating func appendHeader(_ tag: ASN1Tag, length: Int) {
-        appendIdentifier(tag)
-        appendLength(length)
+        bytes.append(addingCapacity: OutputSpan<UInt8>.maximumDERHeaderLength) {
+            $0.appendDERHeader(tag, length: length)
+        }
     }
 
     /// Appends an element with the given tag and content octets.
@@ -81,11 +82,7 @@ public struct DERWriter: Sendable {
 
     /// Appends an INTEGER in its shortest two's-complement form.
     public mutating func appendInteger(_ value: Int64) {
-        let count = Self.integerContentLength(value)
-        appendHeader(.integer, length: count)
-        for index in stride(from: count - 1, through: 0, by: -1) {
-            bytes.append(UInt8(truncatingIfNeeded: value >> (index * 8)))
-        }
+        bytes.append(addingCapacity: 10) { $0.appendDERInteger(value) }
     }
 
     /// Appends an INTEGER in its shortest two's-complement form.
@@ -160,34 +157,6 @@ public struct DERWriter: Sendable {
 
     public mutating func appendNull() {
         appendHeader(.null, length: 0)
-    }
-
-    private mutating func appendIdentifier(_ tag: ASN1Tag) {
-        let leading = tag.tagClass.rawValue << 6 | (tag.isConstructed ? 0x20 : 0)
-        if tag.number < 0x1F {
-            bytes.append(leading | UInt8(tag.number))
-            return
-        }
-        bytes.append(leading | 0x1F)
-        var groups: [UInt8] = [UInt8(tag.number & 0x7F)]
-        var rest = tag.number >> 7
-        while rest > 0 {
-            groups.append(UInt8(rest & 0x7F) | 0x80)
-            rest >>= 7
-        }
-        bytes.append(contentsOf: groups.reversed())
-    }
-
-    private mutating func appendLength(_ length: Int) {
-        if length < 0x80 {
-            bytes.append(UInt8(length))
-            return
-        }
-        let count = Self.lengthOctetCount(length) - 1
-        bytes.append(0x80 | UInt8(count))
-        for index in stride(from: count - 1, through: 0, by: -1) {
-            bytes.append(UInt8(truncatingIfNeeded: length >> (index * 8)))
-        }
     }
 }
 

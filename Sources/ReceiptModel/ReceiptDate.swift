@@ -41,36 +41,45 @@ public struct ReceiptDate: Hashable, Comparable, Sendable, CustomStringConvertib
 
     /// ``rfc3339`` as ASCII bytes, written digit by digit (this is what signing writes into every date field).
     public var rfc3339Bytes: [UInt8] {
+        [UInt8](capacity: rfc3339ByteCount) { appendRFC3339(to: &$0) }
+    }
+
+    /// How many bytes ``rfc3339Bytes`` holds.
+    var rfc3339ByteCount: Int {
+        guard self >= .earliest && self <= .latest else { return rfc3339.utf8.count }
+        return splitSeconds.milliseconds == 0 ? 20 : 24
+    }
+
+    /// Appends ``rfc3339Bytes`` (``rfc3339ByteCount`` bytes) to `output`.
+    func appendRFC3339(to output: inout OutputSpan<UInt8>) {
+        guard self >= .earliest && self <= .latest else {
+            for byte in rfc3339.utf8 { output.append(byte) }
+            return
+        }
         let (seconds, milliseconds) = splitSeconds
         let civil = CivilTime(secondsSince1970: seconds)
-        guard (0...9999).contains(civil.year) else { return Array(rfc3339.utf8) }
-        var bytes: [UInt8] = []
-        bytes.reserveCapacity(24)
-        func digits(_ value: Int64, _ count: Int) {
-            var divisor: Int64 = 1
-            for _ in 1..<count { divisor *= 10 }
-            while divisor > 0 {
-                bytes.append(UInt8(ascii: "0") + UInt8(value / divisor % 10))
-                divisor /= 10
-            }
+        func twoDigits(_ value: Int64) {
+            output.append(UInt8(ascii: "0") + UInt8(value / 10))
+            output.append(UInt8(ascii: "0") + UInt8(value % 10))
         }
-        digits(civil.year, 4)
-        bytes.append(UInt8(ascii: "-"))
-        digits(civil.month, 2)
-        bytes.append(UInt8(ascii: "-"))
-        digits(civil.day, 2)
-        bytes.append(UInt8(ascii: "T"))
-        digits(civil.hour, 2)
-        bytes.append(UInt8(ascii: ":"))
-        digits(civil.minute, 2)
-        bytes.append(UInt8(ascii: ":"))
-        digits(civil.second, 2)
+        twoDigits(civil.year / 100)
+        twoDigits(civil.year % 100)
+        output.append(UInt8(ascii: "-"))
+        twoDigits(civil.month)
+        output.append(UInt8(ascii: "-"))
+        twoDigits(civil.day)
+        output.append(UInt8(ascii: "T"))
+        twoDigits(civil.hour)
+        output.append(UInt8(ascii: ":"))
+        twoDigits(civil.minute)
+        output.append(UInt8(ascii: ":"))
+        twoDigits(civil.second)
         if milliseconds != 0 {
-            bytes.append(UInt8(ascii: "."))
-            digits(milliseconds, 3)
+            output.append(UInt8(ascii: "."))
+            output.append(UInt8(ascii: "0") + UInt8(milliseconds / 100))
+            twoDigits(milliseconds % 100)
         }
-        bytes.append(UInt8(ascii: "Z"))
-        return bytes
+        output.append(UInt8(ascii: "Z"))
     }
 
     /// RFC 3339 in UTC: `2024-06-05T12:00:00Z`, with `.SSS` only when there are milliseconds.

@@ -43,19 +43,19 @@ extension Receipt {
             }
             let location = PayloadLocation.field(field)
             try decoder.markSeen(field, slot: field.slot, at: location)
-            let value = Value(payload: payload, range: attribute.value, location: location)
+            let value = Value(range: attribute.value, location: location)
             switch field {
-            case .receiptType: receiptType = try value.utf8String()
-            case .appItemID: appItemID = try value.integer()
-            case .bundleID: bundleID = try value.utf8String()
-            case .applicationVersion: applicationVersion = try value.utf8String()
-            case .opaqueValue: opaqueValue = value.octets
-            case .sha1Hash: sha1Hash = try value.digest()
-            case .creationDate: creationDate = try value.date()
-            case .versionExternalIdentifier: versionExternalIdentifier = try value.integer()
-            case .originalPurchaseDate: originalPurchaseDate = try value.date()
-            case .originalApplicationVersion: originalApplicationVersion = try value.utf8String()
-            case .expirationDate: expirationDate = try value.date()
+            case .receiptType: receiptType = try value.utf8String(in: payload)
+            case .appItemID: appItemID = try value.integer(in: payload)
+            case .bundleID: bundleID = try value.utf8String(in: payload)
+            case .applicationVersion: applicationVersion = try value.utf8String(in: payload)
+            case .opaqueValue: opaqueValue = value.octets(in: payload)
+            case .sha1Hash: sha1Hash = try value.digest(in: payload)
+            case .creationDate: creationDate = try value.date(in: payload)
+            case .versionExternalIdentifier: versionExternalIdentifier = try value.integer(in: payload)
+            case .originalPurchaseDate: originalPurchaseDate = try value.date(in: payload)
+            case .originalApplicationVersion: originalApplicationVersion = try value.utf8String(in: payload)
+            case .expirationDate: expirationDate = try value.date(in: payload)
             case .inAppPurchase: break
             }
         }
@@ -95,21 +95,21 @@ extension InAppPurchase {
             }
             let location = PayloadLocation.purchaseField(index, field)
             try decoder.markSeen(field, slot: field.slot, at: location)
-            let value = Value(payload: payload, range: attribute.value, location: location)
+            let value = Value(range: attribute.value, location: location)
             switch field {
-            case .quantity: quantity = try value.integer(minimum: 0)
-            case .productID: productID = try value.utf8String()
-            case .transactionID: transactionID = try value.utf8String()
-            case .purchaseDate: purchaseDate = try value.date()
-            case .originalTransactionID: originalTransactionID = try value.utf8String()
-            case .originalPurchaseDate: originalPurchaseDate = try value.date()
-            case .productType: productType = try value.integer()
-            case .expiresDate: expiresDate = try value.date()
-            case .webOrderLineItemID: webOrderLineItemID = try value.integer()
-            case .cancellationDate: cancellationDate = try value.date()
-            case .isTrialPeriod: isTrialPeriod = try value.flag()
-            case .isInIntroOfferPeriod: isInIntroOfferPeriod = try value.flag()
-            case .promotionalOfferID: promotionalOfferID = try value.utf8String()
+            case .quantity: quantity = try value.integer(in: payload, minimum: 0)
+            case .productID: productID = try value.utf8String(in: payload)
+            case .transactionID: transactionID = try value.utf8String(in: payload)
+            case .purchaseDate: purchaseDate = try value.date(in: payload)
+            case .originalTransactionID: originalTransactionID = try value.utf8String(in: payload)
+            case .originalPurchaseDate: originalPurchaseDate = try value.date(in: payload)
+            case .productType: productType = try value.integer(in: payload)
+            case .expiresDate: expiresDate = try value.date(in: payload)
+            case .webOrderLineItemID: webOrderLineItemID = try value.integer(in: payload)
+            case .cancellationDate: cancellationDate = try value.date(in: payload)
+            case .isTrialPeriod: isTrialPeriod = try value.flag(in: payload)
+            case .isInIntroOfferPeriod: isInIntroOfferPeriod = try value.flag(in: payload)
+            case .promotionalOfferID: promotionalOfferID = try value.utf8String(in: payload)
             }
         }
         func missing(_ field: InAppPurchaseField) -> ReceiptPayloadError {
@@ -224,7 +224,7 @@ private struct AttributeSet {
     func attribute(at position: Int) throws(ReceiptPayloadError) -> Attribute {
         try reading { span, base throws(DERError) in
             let (sequence, type) = try Self.sequenceAndType(in: span, at: position, limit: end, base: base)
-            let version = try DERSpanReader.element(in: span, at: type.end, limit: sequence.end, base: base)
+            let version = try DERSpanReader.integer(in: span, at: type.end, limit: sequence.end, base: base)
             let value = try DERSpanReader.element(in: span, at: version.end, limit: sequence.end, base: base)
             guard value.tag == .octetString else {
                 let reason: DERError.Reason =
@@ -234,9 +234,7 @@ private struct AttributeSet {
             }
             guard value.end == sequence.end else { throw DERError(.trailingData, at: base + value.end) }
             return Attribute(
-                type: try DERSpanReader.int64(in: span, type, base: base),
-                version: try DERSpanReader.int64(in: span, version, base: base),
-                value: value.contentStart..<value.end, end: sequence.end)
+                type: type.value, version: version.value, value: value.contentStart..<value.end, end: sequence.end)
         }
     }
 
@@ -245,16 +243,16 @@ private struct AttributeSet {
     func type(at position: Int) throws(ReceiptPayloadError) -> (type: Int64, end: Int) {
         try reading { span, base throws(DERError) in
             let (sequence, type) = try Self.sequenceAndType(in: span, at: position, limit: end, base: base)
-            return (try DERSpanReader.int64(in: span, type, base: base), sequence.end)
+            return (type.value, sequence.end)
         }
     }
 
     /// The attribute SEQUENCE at `position` and its first element, the type.
     private static func sequenceAndType(in span: Span<UInt8>, at position: Int, limit: Int, base: Int)
-        throws(DERError) -> (sequence: DERSpanReader.Element, type: DERSpanReader.Element)
+        throws(DERError) -> (sequence: DERSpanReader.Element, type: (value: Int64, end: Int))
     {
         let sequence = try DERSpanReader.element(in: span, at: position, limit: limit, base: base, expecting: .sequence)
-        let type = try DERSpanReader.element(in: span, at: sequence.contentStart, limit: sequence.end, base: base)
+        let type = try DERSpanReader.integer(in: span, at: sequence.contentStart, limit: sequence.end, base: base)
         return (sequence, type)
     }
 
@@ -277,14 +275,13 @@ private struct AttributeSet {
 
 /// The value octets of one documented field, decoded as that field requires.
 private struct Value {
-    let payload: ArraySlice<UInt8>
     let range: Range<Int>
     let location: PayloadLocation
 
-    var octets: [UInt8] { Array(payload[slice: range]) }
+    func octets(in payload: ArraySlice<UInt8>) -> [UInt8] { Array(payload[slice: range]) }
 
     /// The single strict DER element that must fill the value octets, with the tag the field requires.
-    func element(_ tag: ASN1Tag) throws(ReceiptPayloadError) -> DERSpanReader.Element {
+    func element(_ tag: ASN1Tag, in payload: ArraySlice<UInt8>) throws(ReceiptPayloadError) -> DERSpanReader.Element {
         let element: DERSpanReader.Element
         do {
             element = try DERSpanReader.element(
@@ -305,8 +302,8 @@ private struct Value {
         return element
     }
 
-    func utf8String() throws(ReceiptPayloadError) -> String {
-        let element = try element(.utf8String)
+    func utf8String(in payload: ArraySlice<UInt8>) throws(ReceiptPayloadError) -> String {
+        let element = try element(.utf8String, in: payload)
         let bytes = payload[slice: element.contentStart..<element.end]
         // ASCII is valid UTF-8, and decoding it is about twice as fast as validating.
         if bytes.allSatisfy({ $0 < 0x80 }) { return String(decoding: bytes, as: UTF8.self) }
@@ -316,8 +313,8 @@ private struct Value {
         return text
     }
 
-    func integer(minimum: Int64 = .min) throws(ReceiptPayloadError) -> Int64 {
-        let element = try element(.integer)
+    func integer(in payload: ArraySlice<UInt8>, minimum: Int64 = .min) throws(ReceiptPayloadError) -> Int64 {
+        let element = try element(.integer, in: payload)
         let value: Int64
         do {
             value = try DERSpanReader.int64(in: payload.span, element, base: payload.startIndex)
@@ -331,25 +328,25 @@ private struct Value {
         return value
     }
 
-    func flag() throws(ReceiptPayloadError) -> Bool {
-        let value = try integer()
+    func flag(in payload: ArraySlice<UInt8>) throws(ReceiptPayloadError) -> Bool {
+        let value = try integer(in: payload)
         guard value == 0 || value == 1 else {
             throw ReceiptPayloadError(.invalidValue("must be 0 or 1, found \(value)"), at: location.description)
         }
         return value == 1
     }
 
-    func digest() throws(ReceiptPayloadError) -> [UInt8] {
+    func digest(in payload: ArraySlice<UInt8>) throws(ReceiptPayloadError) -> [UInt8] {
         guard range.count == 20 else {
             throw ReceiptPayloadError(
                 .invalidValue("must be 20 bytes (a SHA-1 digest), found \(range.count)"), at: location.description)
         }
-        return octets
+        return octets(in: payload)
     }
 
     /// An IA5String RFC 3339 date; nil for an empty string, which means the date is absent.
-    func date() throws(ReceiptPayloadError) -> ReceiptDate? {
-        let element = try element(.ia5String)
+    func date(in payload: ArraySlice<UInt8>) throws(ReceiptPayloadError) -> ReceiptDate? {
+        let element = try element(.ia5String, in: payload)
         let text = payload[slice: element.contentStart..<element.end]
         guard text.allSatisfy({ $0 < 0x80 }) else {
             throw ReceiptPayloadError(.invalidValue("IA5String contains non-ASCII bytes"), at: location.description)

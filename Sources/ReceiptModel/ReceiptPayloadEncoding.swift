@@ -8,10 +8,10 @@ extension Receipt {
     public var payloadDER: [UInt8] {
         let attributes = payloadAttributes
         let content = attributes.reduce(0) { $0 + $1.encodedLength }
-        var writer = DERWriter(capacity: DERWriter.encodedLength(contentLength: content))
-        writer.appendHeader(.set, length: content)
-        for attribute in attributes { attribute.write(to: &writer) }
-        return writer.bytes
+        return [UInt8](capacity: DERWriter.encodedLength(contentLength: content)) { output in
+            output.appendDERHeader(.set, length: content)
+            for attribute in attributes { attribute.write(to: &output) }
+        }
     }
 
     /// Whether ``payloadDER`` carries every value exactly, so that what is signed verifies as given: quantities
@@ -36,11 +36,11 @@ extension Receipt {
         add(.applicationVersion, applicationVersion.map(PayloadValue.utf8String))
         add(.opaqueValue, opaqueValue.map(PayloadValue.octets))
         add(.sha1Hash, sha1Hash.map(PayloadValue.octets))
-        add(.creationDate, .date(creationDate.rfc3339Bytes))
+        add(.creationDate, .date(creationDate))
         add(.versionExternalIdentifier, versionExternalIdentifier.map(PayloadValue.integer))
-        add(.originalPurchaseDate, originalPurchaseDate.map { .date($0.rfc3339Bytes) })
+        add(.originalPurchaseDate, originalPurchaseDate.map { .date($0) })
         add(.originalApplicationVersion, originalApplicationVersion.map(PayloadValue.utf8String))
-        add(.expirationDate, expirationDate.map { .date($0.rfc3339Bytes) })
+        add(.expirationDate, expirationDate.map { .date($0) })
         for purchase in inAppPurchases { add(.inAppPurchase, .set(purchase.payloadAttributes)) }
         attributes += unknownAttributes.map {
             PayloadAttribute(type: $0.type, version: $0.version, value: .octets($0.value))
@@ -60,9 +60,8 @@ extension Receipt {
 extension InAppPurchase {
     /// This purchase as the nested `SET OF ReceiptAttribute` that field 17 carries, fields in numeric order.
     public var payloadDER: [UInt8] {
-        var writer = DERWriter()
-        PayloadValue.set(payloadAttributes).write(to: &writer)
-        return writer.bytes
+        let value = PayloadValue.set(payloadAttributes)
+        return [UInt8](capacity: value.encodedLength) { value.write(to: &$0) }
     }
 
     var encodesFaithfully: Bool {
@@ -80,13 +79,13 @@ extension InAppPurchase {
         add(.quantity, quantity.map(PayloadValue.integer))
         add(.productID, .utf8String(productID))
         add(.transactionID, .utf8String(transactionID))
-        add(.purchaseDate, .date(purchaseDate.rfc3339Bytes))
+        add(.purchaseDate, .date(purchaseDate))
         add(.originalTransactionID, originalTransactionID.map(PayloadValue.utf8String))
-        add(.originalPurchaseDate, originalPurchaseDate.map { .date($0.rfc3339Bytes) })
+        add(.originalPurchaseDate, originalPurchaseDate.map { .date($0) })
         add(.productType, productType.map(PayloadValue.integer))
-        add(.expiresDate, expiresDate.map { .date($0.rfc3339Bytes) })
+        add(.expiresDate, expiresDate.map { .date($0) })
         add(.webOrderLineItemID, webOrderLineItemID.map(PayloadValue.integer))
-        add(.cancellationDate, cancellationDate.map { .date($0.rfc3339Bytes) })
+        add(.cancellationDate, cancellationDate.map { .date($0) })
         add(.isTrialPeriod, isTrialPeriod.map { .integer($0 ? 1 : 0) })
         add(.isInIntroOfferPeriod, isInIntroOfferPeriod.map { .integer($0 ? 1 : 0) })
         add(.promotionalOfferID, promotionalOfferID.map(PayloadValue.utf8String))
@@ -124,12 +123,12 @@ private struct PayloadAttribute {
 
     var encodedLength: Int { DERWriter.encodedLength(contentLength: contentLength) }
 
-    func write(to writer: inout DERWriter) {
-        writer.appendHeader(.sequence, length: contentLength)
-        writer.appendInteger(type)
-        writer.appendInteger(version)
-        writer.appendHeader(.octetString, length: valueLength)
-        value.write(to: &writer)
+    func write(to output: inout OutputSpan<UInt8>) {
+        output.appendDERHeader(.sequence, length: contentLength)
+        output.appendDERInteger(type)
+        output.appendDERInteger(version)
+        output.appendDERHeader(.octetString, length: valueLength)
+        value.write(to: &output)
     }
 }
 
@@ -139,8 +138,8 @@ private enum PayloadValue {
     case utf8String(String)
     /// A DER INTEGER.
     case integer(Int64)
-    /// A DER IA5String of these RFC 3339 bytes.
-    case date([UInt8])
+    /// A DER IA5String of this date in RFC 3339.
+    case date(ReceiptDate)
     /// The octets themselves.
     case octets([UInt8])
     /// A DER SET OF these attributes (an in-app purchase).
@@ -150,22 +149,26 @@ private enum PayloadValue {
         switch self {
         case .utf8String(let text): DERWriter.encodedLength(contentLength: text.utf8.count)
         case .integer(let value): DERWriter.encodedLength(contentLength: DERWriter.integerContentLength(value))
-        case .date(let bytes): DERWriter.encodedLength(contentLength: bytes.count)
+        case .date(let date): DERWriter.encodedLength(contentLength: date.rfc3339ByteCount)
         case .octets(let bytes): bytes.count
         case .set(let attributes):
             DERWriter.encodedLength(contentLength: attributes.reduce(0) { $0 + $1.encodedLength })
         }
     }
 
-    func write(to writer: inout DERWriter) {
+    func write(to output: inout OutputSpan<UInt8>) {
         switch self {
-        case .utf8String(let text): writer.appendUTF8String(text)
-        case .integer(let value): writer.appendInteger(value)
-        case .date(let bytes): writer.append(.ia5String, content: bytes)
-        case .octets(let bytes): writer.appendEncoded(bytes)
+        case .utf8String(let text):
+            output.appendDERHeader(.utf8String, length: text.utf8.count)
+            output.appendUTF8(text)
+        case .integer(let value): output.appendDERInteger(value)
+        case .date(let date):
+            output.appendDERHeader(.ia5String, length: date.rfc3339ByteCount)
+            date.appendRFC3339(to: &output)
+        case .octets(let bytes): output.appendOctets(bytes.span)
         case .set(let attributes):
-            writer.appendHeader(.set, length: attributes.reduce(0) { $0 + $1.encodedLength })
-            for attribute in attributes { attribute.write(to: &writer) }
+            output.appendDERHeader(.set, length: attributes.reduce(0) { $0 + $1.encodedLength })
+            for attribute in attributes { attribute.write(to: &output) }
         }
     }
 }

@@ -177,4 +177,27 @@ struct DERWriterTests {
 
         #expect(try DERTree(parsing: writer.bytes, rules: .der).derEncoding == writer.bytes)
     }
+
+    @Test(
+        "the span writer fills exactly the measured size with the bytes DERWriter writes",
+        arguments: [
+            (ASN1Tag.octetString, 0), (.octetString, 127), (.sequence, 128), (.set, 65_536),
+            (.contextSpecific(31, constructed: true), 300),
+            (ASN1Tag(.private, number: UInt32.max, constructed: false), 5),
+        ] as [(ASN1Tag, Int)])
+    func spanWriterMatchesDERWriter(tag: ASN1Tag, length: Int) {
+        var writer = DERWriter()
+        writer.appendHeader(tag, length: length)
+        for value in spreadOfInt64Values { writer.appendInteger(value) }
+        let integersLength = spreadOfInt64Values.reduce(0) {
+            $0 + DERWriter.encodedLength(contentLength: DERWriter.integerContentLength($1))
+        }
+        let headerLength = writer.bytes.count - integersLength
+        let written = [UInt8](capacity: headerLength + integersLength) { output in
+            output.appendDERHeader(tag, length: length)
+            for value in spreadOfInt64Values { output.appendDERInteger(value) }
+            #expect(output.freeCapacity == 0)
+        }
+        #expect(written == writer.bytes)
+    }
 }

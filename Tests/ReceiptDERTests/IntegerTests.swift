@@ -126,4 +126,32 @@ struct IntegerTests {
             try ASN1Node.parse(hex("04 01 05"), rules: .der).integerValue(Int.self)
         }
     }
+
+    @Test(
+        "DERSpanReader.integer reads what element then int64 read, with the same errors, within the limit",
+        arguments: [
+            hex("02 01 00"), hex("02 01 80"), hex("02 02 00 80"), hex("02 02 FF 7F"),
+            hex("02 08 7F FF FF FF FF FF FF FF"),
+            hex("02 08 80 00 00 00 00 00 00 00"), hex("02 00"), hex("02 02 00 7F"), hex("02 02 FF 80"),
+            hex("02 09 00 80 00 00 00 00 00 00 00"), hex("02 81 01 05"), hex("02 03 01 02"), hex("02"), hex(""),
+            hex("04 01 05"), hex("22 03 02 01 05"), hex("9F 1F 01 00"),
+        ])
+    func spanIntegerAgreesWithElementReading(encoding: [UInt8]) {
+        let padded = hex("AA") + encoding + hex("02 01 07")
+        let span = padded.span
+        func stepwise() throws(DERError) -> (Int64, Int) {
+            let element = try DERSpanReader.element(
+                in: span, at: 1, limit: 1 + encoding.count, base: 100, expecting: .integer)
+            return (try DERSpanReader.int64(in: span, element, base: 100), element.end)
+        }
+        func combined() throws(DERError) -> (Int64, Int) {
+            let (value, end) = try DERSpanReader.integer(in: span, at: 1, limit: 1 + encoding.count, base: 100)
+            return (value, end)
+        }
+        switch (Result(catching: stepwise), Result(catching: combined)) {
+        case (.success(let expected), .success(let read)): #expect(read == expected)
+        case (.failure(let expected), .failure(let read)): #expect(read == expected)
+        case (let expected, let read): Issue.record("element then int64 gave \(expected), integer gave \(read)")
+        }
+    }
 }
