@@ -1,19 +1,8 @@
 import ReceiptModel
 import StrictJSON
 
-/// A catalog that is not valid: where, and which rule.
-public struct CatalogError: Error, Hashable, Sendable, CustomStringConvertible {
-    /// The key path, e.g. `products[2].duration`, or empty for the document itself.
-    public let path: String
-    public let rule: String
-
-    public init(path: String, rule: String) {
-        self.path = path
-        self.rule = rule
-    }
-
-    public var description: String { path.isEmpty ? rule : "\(path): \(rule)" }
-}
+/// A catalog that is not valid: the key path (`products[2].duration`, empty for the document) and the rule.
+public typealias CatalogError = JSONFieldError
 
 /// The app's product configuration: what each product is and which entitlements it grants.
 ///
@@ -125,8 +114,8 @@ public struct Catalog: Hashable, Sendable {
         } catch {
             throw CatalogError(path: "", rule: "not valid JSON: \(error)")
         }
-        let root = try Members(document, path: "")
-        try root.allowOnly(["products", "grace_period"])
+        let root = try JSONObjectReader(document)
+        try root.rejectUnknownKeys(allowed: ["products", "grace_period"])
         var gracePeriod: ISODuration?
         if let text = try root.string("grace_period") {
             guard let duration = ISODuration(text) else {
@@ -134,7 +123,7 @@ public struct Catalog: Hashable, Sendable {
             }
             gracePeriod = duration
         }
-        guard case .array(let elements)? = root.object["products"] else {
+        guard let elements = try root.array("products") else {
             throw CatalogError(path: "products", rule: "is required and must be an array of products")
         }
         var products: [Product] = []
@@ -148,25 +137,16 @@ public struct Catalog: Hashable, Sendable {
     public func product(_ id: String) -> Product? { productsByID[id] }
 
     private static func product(_ value: JSONValue, path: String) throws(CatalogError) -> Product {
-        let members = try Members(value, path: path)
-        try members.allowOnly(["id", "type", "entitlements", "group", "rank", "duration", "amount"])
-        guard let id = try members.string("id") else { throw CatalogError(path: path + ".id", rule: "is required") }
-        guard let typeName = try members.string("type") else {
-            throw CatalogError(path: path + ".type", rule: "is required")
-        }
+        let members = try JSONObjectReader(value, path: path)
+        try members.rejectUnknownKeys(allowed: ["id", "type", "entitlements", "group", "rank", "duration", "amount"])
+        let id = try members.requiredString("id")
+        let typeName = try members.requiredString("type")
         guard let type = ProductType(rawValue: typeName) else {
             let known = ProductType.allCases.map(\.rawValue).joined(separator: ", ")
             throw CatalogError(path: path + ".type", rule: "unknown type \"\(typeName)\" (use one of \(known))")
         }
-        guard case .array(let names)? = members.object["entitlements"] else {
+        guard let entitlements = try members.strings("entitlements") else {
             throw CatalogError(path: path + ".entitlements", rule: "is required and must be an array of names")
-        }
-        var entitlements: [String] = []
-        for (index, name) in names.enumerated() {
-            guard case .string(let text) = name else {
-                throw CatalogError(path: path + ".entitlements[\(index)]", rule: "must be a string")
-            }
-            entitlements.append(text)
         }
         var duration: ISODuration?
         if let text = try members.string("duration") {
@@ -176,10 +156,10 @@ public struct Catalog: Hashable, Sendable {
             }
             duration = parsed
         }
-        let rank = try members.integer("rank")
         return Product(
             id: id, type: type, entitlements: entitlements, group: try members.string("group"),
-            rank: rank.map { Int($0) }, duration: duration, amount: try members.integer("amount"))
+            rank: try members.integer("rank", in: Int(Int32.min)...Int(Int32.max)), duration: duration,
+            amount: try members.integer("amount", in: Int64(Int32.min)...Int64(Int32.max)))
     }
 
     /// The rules a product's fields must follow for its type.
@@ -237,44 +217,5 @@ public struct Catalog: Hashable, Sendable {
         } else {
             try forbid(product.amount != nil, "amount", .consumable)
         }
-    }
-}
-
-/// Typed access to one JSON object's members, with key paths for errors.
-private struct Members {
-    let object: JSONObject
-    let path: String
-
-    init(_ value: JSONValue, path: String) throws(CatalogError) {
-        guard case .object(let object) = value else {
-            throw CatalogError(path: path, rule: "must be a JSON object, found \(value.kindName)")
-        }
-        self.object = object
-        self.path = path
-    }
-
-    func key(_ name: String) -> String { path.isEmpty ? name : "\(path).\(name)" }
-
-    func allowOnly(_ keys: Set<String>) throws(CatalogError) {
-        if let unknown = object.keys.first(where: { !keys.contains($0) }) {
-            throw CatalogError(
-                path: key(unknown), rule: "is not a known key (expected \(keys.sorted().joined(separator: ", ")))")
-        }
-    }
-
-    func string(_ name: String) throws(CatalogError) -> String? {
-        guard let value = object[name] else { return nil }
-        guard case .string(let text) = value else {
-            throw CatalogError(path: key(name), rule: "must be a string, found \(value.kindName)")
-        }
-        return text
-    }
-
-    func integer(_ name: String) throws(CatalogError) -> Int64? {
-        guard let value = object[name] else { return nil }
-        guard case .number(let text) = value, let integer = Int64(text), integer <= Int64(Int32.max) else {
-            throw CatalogError(path: key(name), rule: "must be a whole number, found \(value.serialized())")
-        }
-        return integer
     }
 }

@@ -1,18 +1,8 @@
 import StrictJSON
 
-/// A JSON document that does not describe a receipt: which key, and what is wrong with it.
-public struct ReceiptJSONError: Error, Hashable, Sendable, CustomStringConvertible {
-    /// The key path, e.g. `in_app[2].purchase_date`, or empty for the document itself.
-    public let path: String
-    public let rule: String
-
-    public init(path: String, rule: String) {
-        self.path = path
-        self.rule = rule
-    }
-
-    public var description: String { path.isEmpty ? rule : "\(path): \(rule)" }
-}
+/// A JSON document that does not describe a receipt: the key path (`in_app[2].purchase_date`, empty for the
+/// document) and what is wrong with it.
+public typealias ReceiptJSONError = JSONFieldError
 
 extension Receipt {
     /// The receipt in verifyReceipt's vocabulary and string conventions: dates as `2024-06-05 12:00:00 Etc/GMT`
@@ -40,7 +30,7 @@ extension Receipt {
     /// purchase; `quantity` defaults to 1. Any other key is an error, except those in `extraKeys`, which the
     /// caller reads itself.
     public init(json: JSONValue, extraKeys: Set<String> = []) throws(ReceiptJSONError) {
-        let reader = try JSONFields(json, path: "")
+        let reader = try JSONObjectReader(json)
         var allowed: Set<String> = [
             "receipt_type", "app_item_id", "bundle_id", "application_version", "original_application_version",
             "version_external_identifier", "in_app",
@@ -54,13 +44,14 @@ extension Receipt {
             bundleID: try reader.requiredString("bundle_id"),
             creationDate: creationDate,
             receiptType: try reader.string("receipt_type"),
-            appItemID: try reader.integer("app_item_id"),
+            appItemID: try reader.lenientInteger("app_item_id"),
             applicationVersion: try reader.string("application_version"),
             originalApplicationVersion: try reader.string("original_application_version"),
             originalPurchaseDate: try reader.date("original_purchase_date"),
             expirationDate: try reader.date("expiration_date"),
-            versionExternalIdentifier: try reader.integer("version_external_identifier"),
-            inAppPurchases: try reader.array("in_app").enumerated().map { (index, element) throws(ReceiptJSONError) in
+            versionExternalIdentifier: try reader.lenientInteger("version_external_identifier"),
+            inAppPurchases: try (reader.array("in_app") ?? []).enumerated().map {
+                (index, element) throws(ReceiptJSONError) in
                 try InAppPurchase(json: element, path: "in_app[\(index)]")
             }
         )
@@ -89,7 +80,7 @@ extension InAppPurchase {
     /// Reads one purchase from the same vocabulary, with the same leniency as ``Receipt/init(json:extraKeys:)``;
     /// errors name keys under `path`. Any other key is an error, except those in `extraKeys`.
     public init(json: JSONValue, path: String = "", extraKeys: Set<String> = []) throws(ReceiptJSONError) {
-        let reader = try JSONFields(json, path: path)
+        let reader = try JSONObjectReader(json, path: path)
         var allowed: Set<String> = [
             "quantity", "product_id", "transaction_id", "original_transaction_id", "web_order_line_item_id",
             "is_trial_period", "is_in_intro_offer_period", "promotional_offer_id",
@@ -97,17 +88,17 @@ extension InAppPurchase {
         allowed.formUnion(dateKeys("purchase_date", "original_purchase_date", "expires_date", "cancellation_date"))
         try reader.rejectUnknownKeys(allowed: allowed.union(extraKeys))
         guard let purchaseDate = try reader.date("purchase_date") else {
-            throw ReceiptJSONError(path: reader.path("purchase_date"), rule: "is required")
+            throw reader.error("purchase_date", "is required")
         }
         self.init(
             productID: try reader.requiredString("product_id"),
             transactionID: try reader.requiredString("transaction_id"),
             purchaseDate: purchaseDate,
-            quantity: try reader.integer("quantity", minimum: 0) ?? 1,
+            quantity: try reader.lenientInteger("quantity", minimum: 0) ?? 1,
             originalTransactionID: try reader.string("original_transaction_id"),
             originalPurchaseDate: try reader.date("original_purchase_date"),
             expiresDate: try reader.date("expires_date"),
-            webOrderLineItemID: try reader.integer("web_order_line_item_id"),
+            webOrderLineItemID: try reader.lenientInteger("web_order_line_item_id"),
             cancellationDate: try reader.date("cancellation_date"),
             isTrialPeriod: try reader.flag("is_trial_period"),
             isInIntroOfferPeriod: try reader.flag("is_in_intro_offer_period"),
@@ -128,100 +119,52 @@ extension JSONObject {
     }
 }
 
-/// Typed, path-aware access to the members of one JSON object.
-private struct JSONFields {
-    let object: JSONObject
-    let prefix: String
-
-    init(_ value: JSONValue, path: String) throws(ReceiptJSONError) {
-        guard case .object(let object) = value else {
-            throw ReceiptJSONError(path: path, rule: "must be a JSON object, found \(value.kindName)")
-        }
-        self.object = object
-        self.prefix = path
-    }
-
-    func path(_ key: String) -> String { prefix.isEmpty ? key : "\(prefix).\(key)" }
-
-    func rejectUnknownKeys(allowed: Set<String>) throws(ReceiptJSONError) {
-        if let key = object.keys.first(where: { !allowed.contains($0) }) {
-            throw ReceiptJSONError(path: path(key), rule: "is not a known key")
-        }
-    }
-
-    /// The member, treating `null` as absent.
-    private func value(_ key: String) -> JSONValue? {
-        guard let value = object[key], value != .null else { return nil }
-        return value
-    }
-
-    func string(_ key: String) throws(ReceiptJSONError) -> String? {
-        guard let value = value(key) else { return nil }
-        guard case .string(let text) = value else {
-            throw ReceiptJSONError(path: path(key), rule: "must be a string, found \(value.kindName)")
-        }
-        return text
-    }
-
-    func requiredString(_ key: String) throws(ReceiptJSONError) -> String {
-        guard let text = try string(key), !text.isEmpty else {
-            throw ReceiptJSONError(path: path(key), rule: "is required and must be a non-empty string")
-        }
-        return text
-    }
-
-    func integer(_ key: String, minimum: Int64 = .min) throws(ReceiptJSONError) -> Int64? {
+/// verifyReceipt's leniency: integers and flags also as strings, dates as text and/or `_ms`.
+extension JSONObjectReader {
+    /// An integer given as a number or as a string of digits.
+    fileprivate func lenientInteger(_ key: String, minimum: Int64 = .min) throws(ReceiptJSONError) -> Int64? {
         guard let value = value(key) else { return nil }
         let text: String
         switch value {
         case .number(let literal): text = literal
         case .string(let literal): text = literal
-        default: throw ReceiptJSONError(path: path(key), rule: "must be an integer, found \(value.kindName)")
+        default: throw error(key, "must be an integer, found \(value.kindName)")
         }
         let digits = text.hasPrefix("-") ? text.dropFirst() : text[...]
         guard !digits.isEmpty, digits.allSatisfy({ $0.isASCII && $0.isNumber }), let integer = Int64(text),
             integer >= minimum
         else {
             let range = minimum == 0 ? "a non-negative 64-bit integer" : "a 64-bit integer"
-            throw ReceiptJSONError(path: path(key), rule: "must be \(range), found \(text)")
+            throw error(key, "must be \(range), found \(text)")
         }
         return integer
     }
 
-    func flag(_ key: String) throws(ReceiptJSONError) -> Bool? {
+    /// A flag given as `true`/`false` or as their strings.
+    fileprivate func flag(_ key: String) throws(ReceiptJSONError) -> Bool? {
         guard let value = value(key) else { return nil }
         switch value {
         case .bool(let flag): return flag
         case .string("true"): return true
         case .string("false"): return false
-        default: throw ReceiptJSONError(path: path(key), rule: "must be true or false")
+        default: throw error(key, "must be true or false")
         }
-    }
-
-    func array(_ key: String) throws(ReceiptJSONError) -> [JSONValue] {
-        guard let value = value(key) else { return [] }
-        guard case .array(let elements) = value else {
-            throw ReceiptJSONError(path: path(key), rule: "must be an array, found \(value.kindName)")
-        }
-        return elements
     }
 
     /// A date given as `key` (RFC 3339 or verifyReceipt's form; empty means absent) and/or `key_ms`.
-    func date(_ key: String) throws(ReceiptJSONError) -> ReceiptDate? {
+    fileprivate func date(_ key: String) throws(ReceiptJSONError) -> ReceiptDate? {
         var fromText: ReceiptDate?
         if let text = try string(key), !text.isEmpty {
             guard let date = ReceiptDate(rfc3339: text) ?? ReceiptDate(appleFormat: text) else {
-                throw ReceiptJSONError(
-                    path: path(key),
-                    rule: "\"\(text)\" is not a date (use RFC 3339 such as 2024-06-05T12:00:00Z)")
+                throw error(key, "\"\(text)\" is not a date (use RFC 3339 such as 2024-06-05T12:00:00Z)")
             }
             fromText = date
         }
         var fromMilliseconds: ReceiptDate?
-        if let milliseconds = try integer(key + "_ms") {
+        if let milliseconds = try lenientInteger(key + "_ms") {
             let date = ReceiptDate(millisecondsSince1970: milliseconds)
             guard date >= .earliest && date <= .latest else {
-                throw ReceiptJSONError(path: path(key + "_ms"), rule: "is outside years 0000-9999")
+                throw error(key + "_ms", "is outside years 0000-9999")
             }
             fromMilliseconds = date
         }
@@ -230,7 +173,7 @@ private struct JSONFields {
         let sameSecond =
             fromText.millisecondsSince1970 % 1000 == 0 && fromText.secondsSince1970 == fromMilliseconds.secondsSince1970
         guard sameInstant || sameSecond else {
-            throw ReceiptJSONError(path: path(key), rule: "disagrees with \(key)_ms")
+            throw error(key, "disagrees with \(key)_ms")
         }
         return fromMilliseconds
     }

@@ -16,20 +16,20 @@ extension ReceiptService {
         let catalog: Catalog
         let now: ReceiptDate
         let body = try request.jsonBody()
-        do throws(FieldError) {
-            let reader = try JSONFieldReader(body)
+        do throws(JSONFieldError) {
+            let reader = try JSONObjectReader(body)
             try reader.rejectUnknownKeys(allowed: ["receipts", "catalog_id", "catalog", "now"])
             guard let list = try reader.strings("receipts"), !list.isEmpty else {
-                throw FieldError(path: "receipts", rule: "is required: a non-empty array of base64 receipts")
+                throw JSONFieldError(path: "receipts", rule: "is required: a non-empty array of base64 receipts")
             }
             guard list.count <= Self.maximumReceiptsPerRequest else {
-                throw FieldError(path: "receipts", rule: "must hold at most \(Self.maximumReceiptsPerRequest)")
+                throw JSONFieldError(path: "receipts", rule: "must hold at most \(Self.maximumReceiptsPerRequest)")
             }
             receipts = list
             catalog = try self.catalog(reader)
             if let text = try reader.string("now") {
                 guard let date = ReceiptDate(rfc3339: text) else {
-                    throw FieldError(path: "now", rule: "\"\(text)\" is not an RFC 3339 date")
+                    throw JSONFieldError(path: "now", rule: "\"\(text)\" is not an RFC 3339 date")
                 }
                 now = date
             } else {
@@ -58,22 +58,23 @@ extension ReceiptService {
     }
 
     /// The catalog named by `catalog_id` or given inline as `catalog`, exactly one of them.
-    private func catalog(_ reader: JSONFieldReader) throws(FieldError) -> Catalog {
+    private func catalog(_ reader: JSONObjectReader) throws(JSONFieldError) -> Catalog {
         switch (try reader.string("catalog_id"), reader.value("catalog")) {
         case (let id?, nil):
             guard let catalog = configuration.catalogs[id] else {
                 let known = configuration.catalogs.keys.sorted().joined(separator: ", ")
-                throw FieldError(path: "catalog_id", rule: "no catalog \"\(id)\" is configured (configured: \(known))")
+                throw JSONFieldError(
+                    path: "catalog_id", rule: "no catalog \"\(id)\" is configured (configured: \(known))")
             }
             return catalog
         case (nil, let inline?):
             do {
                 return try Catalog(json: Array(inline.serialized().utf8))
             } catch {
-                throw FieldError(path: "catalog", rule: "\(error)")
+                throw JSONFieldError(path: "catalog", rule: "\(error)")
             }
-        case (nil, nil): throw FieldError(path: "catalog_id", rule: "give catalog_id or an inline catalog")
-        case (.some, .some): throw FieldError(path: "catalog", rule: "give catalog_id or catalog, not both")
+        case (nil, nil): throw JSONFieldError(path: "catalog_id", rule: "give catalog_id or an inline catalog")
+        case (.some, .some): throw JSONFieldError(path: "catalog", rule: "give catalog_id or catalog, not both")
         }
     }
 }

@@ -5,19 +5,9 @@ import ReceiptSigner
 import ReceiptVerifier
 import StrictJSON
 
-/// A configuration the service refuses to start with: which key, and which rule it breaks.
-public struct ServiceConfigurationError: Error, Hashable, Sendable, CustomStringConvertible {
-    /// The key path in the configuration file (`limits.max_body_bytes`), or empty for the file itself.
-    public let path: String
-    public let rule: String
-
-    public init(path: String, rule: String) {
-        self.path = path
-        self.rule = rule
-    }
-
-    public var description: String { path.isEmpty ? rule : "\(path): \(rule)" }
-}
+/// A configuration the service refuses to start with: the key path (`limits.max_body_bytes`, empty for the file
+/// itself) and the rule it breaks.
+public typealias ServiceConfigurationError = JSONFieldError
 
 /// Everything `receipt serve` needs, validated as a whole before anything listens: files are read, keys are
 /// matched to certificates, catalogs are parsed.
@@ -126,44 +116,40 @@ public struct ServiceConfiguration: Sendable {
 
     /// Validates a configuration document whose relative paths are relative to `baseDirectory`.
     public init(json text: [UInt8], baseDirectory: String) throws(ServiceConfigurationError) {
-        do throws(FieldError) {
-            let document: JSONValue
-            do {
-                document = try JSONValue(parsing: text)
-            } catch {
-                throw FieldError(path: "", rule: "is not valid JSON: \(error)")
-            }
-            let reader = try JSONFieldReader(document)
-            try reader.rejectUnknownKeys(allowed: [
-                "listen", "environment", "ledger", "trust", "signing", "tokens", "verify_requires_token",
-                "shared_secret", "catalogs", "limits",
-            ])
-            let resolve = { (file: String) in file.hasPrefix("/") ? file : baseDirectory + "/" + file }
-            let (host, port) = try Self.listenAddress(reader.string("listen") ?? "127.0.0.1:8080", path: "listen")
-            let environmentName = try reader.requiredString("environment")
-            guard let environment = Environment(rawValue: environmentName) else {
-                throw FieldError(
-                    path: "environment", rule: "must be Production or Sandbox, found \"\(environmentName)\"")
-            }
-            self.init(
-                host: host, port: port, environment: environment,
-                ledgerPath: resolve(try reader.requiredString("ledger")),
-                trustAnchors: try Self.anchors(reader, resolve: resolve))
-            signer = try Self.signer(reader, resolve: resolve)
-            tokens = try Self.tokens(reader)
-            verifyRequiresToken = try reader.bool("verify_requires_token") ?? false
-            if verifyRequiresToken && tokens.isEmpty {
-                throw FieldError(path: "verify_requires_token", rule: "is true but no tokens are configured")
-            }
-            sharedSecret = try reader.string("shared_secret")
-            if sharedSecret?.isEmpty == true {
-                throw FieldError(path: "shared_secret", rule: "must not be empty (leave it out to accept any)")
-            }
-            catalogs = try Self.catalogs(reader, resolve: resolve)
-            try readLimits(reader)
+        let document: JSONValue
+        do {
+            document = try JSONValue(parsing: text)
         } catch {
-            throw ServiceConfigurationError(path: error.path, rule: error.rule)
+            throw JSONFieldError(path: "", rule: "is not valid JSON: \(error)")
         }
+        let reader = try JSONObjectReader(document)
+        try reader.rejectUnknownKeys(allowed: [
+            "listen", "environment", "ledger", "trust", "signing", "tokens", "verify_requires_token",
+            "shared_secret", "catalogs", "limits",
+        ])
+        let resolve = { (file: String) in file.hasPrefix("/") ? file : baseDirectory + "/" + file }
+        let (host, port) = try Self.listenAddress(reader.string("listen") ?? "127.0.0.1:8080", path: "listen")
+        let environmentName = try reader.requiredString("environment")
+        guard let environment = Environment(rawValue: environmentName) else {
+            throw JSONFieldError(
+                path: "environment", rule: "must be Production or Sandbox, found \"\(environmentName)\"")
+        }
+        self.init(
+            host: host, port: port, environment: environment,
+            ledgerPath: resolve(try reader.requiredString("ledger")),
+            trustAnchors: try Self.anchors(reader, resolve: resolve))
+        signer = try Self.signer(reader, resolve: resolve)
+        tokens = try Self.tokens(reader)
+        verifyRequiresToken = try reader.bool("verify_requires_token") ?? false
+        if verifyRequiresToken && tokens.isEmpty {
+            throw JSONFieldError(path: "verify_requires_token", rule: "is true but no tokens are configured")
+        }
+        sharedSecret = try reader.string("shared_secret")
+        if sharedSecret?.isEmpty == true {
+            throw JSONFieldError(path: "shared_secret", rule: "must not be empty (leave it out to accept any)")
+        }
+        catalogs = try Self.catalogs(reader, resolve: resolve)
+        try readLimits(reader)
     }
 
     private static func read(_ path: String, for key: String) throws(ServiceConfigurationError) -> [UInt8] {
@@ -177,100 +163,90 @@ public struct ServiceConfiguration: Sendable {
         return [UInt8](data)
     }
 
-    private static func readFile(_ path: String, for key: String) throws(FieldError) -> [UInt8] {
-        do {
-            return try read(path, for: key)
-        } catch {
-            throw FieldError(path: error.path, rule: error.rule)
-        }
-    }
-
     /// `HOST:PORT` with an IPv4 host.
-    private static func listenAddress(_ text: String, path: String) throws(FieldError) -> (String, UInt16) {
+    private static func listenAddress(_ text: String, path: String) throws(JSONFieldError) -> (String, UInt16) {
         let parts = text.split(separator: ":", omittingEmptySubsequences: false)
         let octets = parts.first?.split(separator: ".", omittingEmptySubsequences: false) ?? []
         guard parts.count == 2, octets.count == 4,
             octets.allSatisfy({ !$0.isEmpty && $0.count <= 3 && $0.allSatisfy(\.isASCII) && UInt8($0) != nil }),
             let port = UInt16(parts[1])
         else {
-            throw FieldError(path: path, rule: "must be IPV4:PORT such as 127.0.0.1:8080, found \"\(text)\"")
+            throw JSONFieldError(path: path, rule: "must be IPV4:PORT such as 127.0.0.1:8080, found \"\(text)\"")
         }
         return (String(parts[0]), port)
     }
 
-    private static func anchors(_ reader: JSONFieldReader, resolve: (String) -> String) throws(FieldError)
+    private static func anchors(_ reader: JSONObjectReader, resolve: (String) -> String) throws(JSONFieldError)
         -> [Certificate]
     {
         guard let paths = try reader.strings("trust"), !paths.isEmpty else {
-            throw FieldError(path: "trust", rule: "is required: list at least one root certificate to trust")
+            throw JSONFieldError(path: "trust", rule: "is required: list at least one root certificate to trust")
         }
         var anchors: [Certificate] = []
         for (index, path) in paths.enumerated() {
             let key = "trust[\(index)]"
+            let bytes = try read(resolve(path), for: key)
             do {
-                anchors += try Certificate.load(pemOrDER: readFile(resolve(path), for: key))
-            } catch let error as FieldError {
-                throw error
+                anchors += try Certificate.load(pemOrDER: bytes)
             } catch {
-                throw FieldError(path: key, rule: "\(path): \(error)")
+                throw JSONFieldError(path: key, rule: "\(path): \(error)")
             }
         }
         return anchors
     }
 
-    private static func signer(_ reader: JSONFieldReader, resolve: (String) -> String) throws(FieldError)
+    private static func signer(_ reader: JSONObjectReader, resolve: (String) -> String) throws(JSONFieldError)
         -> ReceiptSigner?
     {
         guard let signing = try reader.object("signing") else { return nil }
         try signing.rejectUnknownKeys(allowed: ["key", "certificate", "chain"])
-        let key = try readFile(resolve(signing.requiredString("key")), for: signing.path("key"))
-        let certificate = try readFile(
+        let key = try read(resolve(signing.requiredString("key")), for: signing.path("key"))
+        let certificate = try read(
             resolve(signing.requiredString("certificate")), for: signing.path("certificate"))
         var chain: [[UInt8]] = []
         for (index, path) in (try signing.strings("chain") ?? []).enumerated() {
-            chain.append(try readFile(resolve(path), for: "\(signing.path("chain"))[\(index)]"))
+            chain.append(try read(resolve(path), for: "\(signing.path("chain"))[\(index)]"))
         }
         do {
             return ReceiptSigner(
                 credentials: try SigningCredentials(keyFile: key, certificateFile: certificate, chainFiles: chain))
         } catch {
-            throw FieldError(path: "signing", rule: "\(error)")
+            throw JSONFieldError(path: "signing", rule: "\(error)")
         }
     }
 
-    private static func tokens(_ reader: JSONFieldReader) throws(FieldError) -> [String] {
+    private static func tokens(_ reader: JSONObjectReader) throws(JSONFieldError) -> [String] {
         let tokens = try reader.strings("tokens") ?? []
         for (index, token) in tokens.enumerated() {
             guard token.utf8.count >= minimumTokenLength, token.utf8.allSatisfy({ $0 > 0x20 && $0 < 0x7F }) else {
-                throw FieldError(
+                throw JSONFieldError(
                     path: "tokens[\(index)]",
                     rule: "must be at least \(minimumTokenLength) printable ASCII characters without spaces "
                         + "(e.g. openssl rand -hex 32)")
             }
         }
-        guard Set(tokens).count == tokens.count else { throw FieldError(path: "tokens", rule: "has duplicates") }
+        guard Set(tokens).count == tokens.count else { throw JSONFieldError(path: "tokens", rule: "has duplicates") }
         return tokens
     }
 
-    private static func catalogs(_ reader: JSONFieldReader, resolve: (String) -> String) throws(FieldError)
+    private static func catalogs(_ reader: JSONObjectReader, resolve: (String) -> String) throws(JSONFieldError)
         -> [String: Catalog]
     {
         guard let catalogs = try reader.object("catalogs") else { return [:] }
         var result: [String: Catalog] = [:]
         for id in catalogs.object.keys {
             let path = try catalogs.requiredString(id)
+            let bytes = try read(resolve(path), for: catalogs.path(id))
             do {
-                result[id] = try Catalog(json: readFile(resolve(path), for: catalogs.path(id)))
-            } catch let error as FieldError {
-                throw error
+                result[id] = try Catalog(json: bytes)
             } catch {
-                throw FieldError(path: catalogs.path(id), rule: "\(path): \(error)")
+                throw JSONFieldError(path: catalogs.path(id), rule: "\(path): \(error)")
             }
         }
         return result
     }
 
-    private mutating func readLimits(_ reader: JSONFieldReader) throws(FieldError) {
+    private mutating func readLimits(_ reader: JSONObjectReader) throws(JSONFieldError) {
         guard let limits = try reader.object("limits") else { return }
         try limits.rejectUnknownKeys(allowed: [
             "max_body_bytes", "max_connections", "connection_timeout_seconds", "threads", "max_receipt_bytes",

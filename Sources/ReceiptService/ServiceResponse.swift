@@ -14,7 +14,7 @@ struct ServiceError: Error, Sendable {
         ServiceError(status: 400, code: "invalid_request", message: message)
     }
 
-    static func invalidBody(_ error: FieldError) -> ServiceError {
+    static func invalidBody(_ error: JSONFieldError) -> ServiceError {
         badRequest(error.path.isEmpty ? "request body \(error.rule)" : "\(error.path): \(error.rule)")
     }
 

@@ -23,8 +23,8 @@ extension ReceiptService {
     func recordCancellation(_ request: HTTPRequest, transactionID: String) throws(ServiceError) -> HTTPResponse {
         let date: ReceiptDate
         let body = try request.jsonBody()
-        do throws(FieldError) {
-            let reader = try JSONFieldReader(body)
+        do throws(JSONFieldError) {
+            let reader = try JSONObjectReader(body)
             try reader.rejectUnknownKeys(allowed: ["cancellation_date", "cancellation_date_ms"])
             date = try Self.date(reader, "cancellation_date")
         } catch {
@@ -85,11 +85,11 @@ extension ReceiptService {
             throw .badRequest(
                 "cancellation_date: record refunds with POST /v1/transactions/{transaction_id}/cancellation")
         }
-        do throws(FieldError) {
-            let reader = try JSONFieldReader(body)
+        do throws(JSONFieldError) {
+            let reader = try JSONObjectReader(body)
             let customerID = try reader.requiredString("customer_id")
             guard customerID.utf8.count <= maximumCustomerIDLength else {
-                throw FieldError(path: "customer_id", rule: "must be at most \(maximumCustomerIDLength) bytes")
+                throw JSONFieldError(path: "customer_id", rule: "must be at most \(maximumCustomerIDLength) bytes")
             }
             return LedgerTransaction(
                 customerID: customerID, bundleID: try reader.requiredString("bundle_id"), purchase: purchase)
@@ -100,19 +100,19 @@ extension ReceiptService {
 
     /// A required date given as `key` (RFC 3339 or verifyReceipt's form) or `key_ms` (milliseconds, a number or
     /// a string of digits), not both.
-    static func date(_ reader: JSONFieldReader, _ key: String) throws(FieldError) -> ReceiptDate {
+    static func date(_ reader: JSONObjectReader, _ key: String) throws(JSONFieldError) -> ReceiptDate {
         let text = try reader.string(key)
         let milliseconds: String?
         switch reader.value(key + "_ms") {
         case nil: milliseconds = nil
         case .number(let digits)?, .string(let digits)?: milliseconds = digits
         case let other?:
-            throw FieldError(path: reader.path(key + "_ms"), rule: "must be milliseconds, found \(other.kindName)")
+            throw JSONFieldError(path: reader.path(key + "_ms"), rule: "must be milliseconds, found \(other.kindName)")
         }
         switch (text, milliseconds) {
         case (let text?, nil):
             guard let date = ReceiptDate(rfc3339: text) ?? ReceiptDate(appleFormat: text) else {
-                throw FieldError(
+                throw JSONFieldError(
                     path: reader.path(key),
                     rule: "\"\(text)\" is not a date (use RFC 3339 such as 2024-06-05T12:00:00Z)")
             }
@@ -121,11 +121,12 @@ extension ReceiptService {
             guard let value = Int64(digits),
                 ReceiptDate.earliest.millisecondsSince1970...ReceiptDate.latest.millisecondsSince1970 ~= value
             else {
-                throw FieldError(path: reader.path(key + "_ms"), rule: "must be milliseconds within years 0000-9999")
+                throw JSONFieldError(
+                    path: reader.path(key + "_ms"), rule: "must be milliseconds within years 0000-9999")
             }
             return ReceiptDate(millisecondsSince1970: value)
-        case (nil, nil): throw FieldError(path: reader.path(key), rule: "is required")
-        case (.some, .some): throw FieldError(path: reader.path(key), rule: "give \(key) or \(key)_ms, not both")
+        case (nil, nil): throw JSONFieldError(path: reader.path(key), rule: "is required")
+        case (.some, .some): throw JSONFieldError(path: reader.path(key), rule: "give \(key) or \(key)_ms, not both")
         }
     }
 }

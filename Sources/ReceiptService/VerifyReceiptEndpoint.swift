@@ -129,14 +129,14 @@ struct VerifyReceiptRequest {
     let password: String?
     let excludeOldTransactions: Bool
 
-    init(_ body: [UInt8]) throws(FieldError) {
+    init(_ body: [UInt8]) throws(JSONFieldError) {
         let document: JSONValue
         do {
             document = try JSONValue(parsing: body)
         } catch {
-            throw FieldError(path: "", rule: "the request body is not valid JSON: \(error)")
+            throw JSONFieldError(path: "", rule: "the request body is not valid JSON: \(error)")
         }
-        let reader = try JSONFieldReader(document)
+        let reader = try JSONObjectReader(document)
         receiptData = Array(try reader.requiredString("receipt-data").utf8)
         password = try reader.string("password")
         switch reader.value("exclude-old-transactions") {
@@ -145,7 +145,7 @@ struct VerifyReceiptRequest {
         case .string("true"): excludeOldTransactions = true
         case .string("false"): excludeOldTransactions = false
         case let other?:
-            throw FieldError(
+            throw JSONFieldError(
                 path: "exclude-old-transactions", rule: "must be true or false, found \(other.serialized())")
         }
     }

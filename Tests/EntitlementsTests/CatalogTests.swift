@@ -129,11 +129,11 @@ struct InvalidCatalog: CustomTestStringConvertible, Sendable {
         .products(
             "fractional rank",
             #"{"id": "a", "type": "auto_renewable", "entitlements": ["x"], "group": "g", "rank": 1.5}"#,
-            path: "products[0].rank", rule: "must be a whole number"),
+            path: "products[0].rank", rule: "must be an integer"),
         .products(
             "rank as a string",
             #"{"id": "a", "type": "auto_renewable", "entitlements": ["x"], "group": "g", "rank": "1"}"#,
-            path: "products[0].rank", rule: "must be a whole number"),
+            path: "products[0].rank", rule: "must be an integer"),
         .products(
             "duplicate rank in a group",
             #"{"id": "a", "type": "auto_renewable", "entitlements": ["x"], "group": "g", "rank": 1}, "#
@@ -208,7 +208,8 @@ struct InvalidCatalog: CustomTestStringConvertible, Sendable {
         InvalidCatalog(name: "not an object", json: "[]", path: "", rule: "must be a JSON object"),
         InvalidCatalog(name: "missing products", json: "{}", path: "products", rule: "is required"),
         InvalidCatalog(
-            name: "products not an array", json: #"{"products": {}}"#, path: "products", rule: "is required"),
+            name: "products not an array", json: #"{"products": {}}"#, path: "products",
+            rule: "must be an array, found an object"),
         InvalidCatalog(
             name: "unknown top-level key", json: #"{"products": [], "version": 2}"#, path: "version",
             rule: "is not a known key"),

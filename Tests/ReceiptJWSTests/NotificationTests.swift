@@ -174,6 +174,6 @@ struct NotificationTests {
             try Vectors.verifier(chain.root).verifyNotification(signedPayload: Array(signed.utf8))
         }
         #expect(error?.code == .invalidPayload)
-        #expect(error?.message == "payload.data.bundleId is a number; expected a string")
+        #expect(error?.message == "payload.data.bundleId: must be a string, found a number")
     }
 }

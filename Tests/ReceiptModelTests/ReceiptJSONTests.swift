@@ -283,7 +283,10 @@ struct ReceiptJSONReadingTests {
     func extraKeys() throws {
         let text = #"{"bundle_id": "b", "receipt_creation_date": "2024-06-05T12:00:00Z", "device_id": "x"}"#
         #expect(try readReceipt(text, extraKeys: ["device_id"]).bundleID == "b")
-        #expect(try readError(text) == ReceiptJSONError(path: "device_id", rule: "is not a known key"))
+        let error = try readError(text)
+        #expect(error?.path == "device_id")
+        #expect(
+            error?.rule.hasPrefix("is not a known key (known: app_item_id, application_version, bundle_id,") == true)
     }
 
     @Test("a receipt with whole-second dates survives verifyReceiptJSON and reading back")
@@ -327,7 +330,9 @@ struct ReceiptJSONRejectionTests {
         #expect(try readError(document(#", "bundle_identifier": "b""#))?.path == "bundle_identifier")
         #expect(try readError(document(#", "opaque_value": "AQID""#))?.path == "opaque_value")
         let typo = document(#", "in_app": ["# + openPurchase + "}, " + openPurchase + #", "purchse_date": "x"}]"#)
-        #expect(try readError(typo) == ReceiptJSONError(path: "in_app[1].purchse_date", rule: "is not a known key"))
+        let error = try readError(typo)
+        #expect(error?.path == "in_app[1].purchse_date")
+        #expect(error?.rule.contains("is not a known key (known: cancellation_date, cancellation_date_ms,") == true)
     }
 
     @Test("extraKeys apply to the receipt, not to its purchases")
