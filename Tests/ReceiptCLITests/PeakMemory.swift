@@ -27,7 +27,9 @@ enum PeakMemory {
         process.arguments = ["-f", "%M", "-o", peakFile.path, program.path] + arguments
         process.standardInput = FileHandle.nullDevice
         process.standardError = FileHandle.nullDevice
-        FileManager.default.createFile(atPath: outputFile.path, contents: nil)
+        guard FileManager.default.createFile(atPath: outputFile.path, contents: nil) else {
+            throw PeakMemoryError("cannot create \(outputFile.path) for the program's output")
+        }
         let output = try FileHandle(forWritingTo: outputFile)
         process.standardOutput = output
         try process.run()
