@@ -18,6 +18,7 @@ struct ConfigurationTests {
             try write("signer.key", chain.signerKey.pkcs8PEM)
             try write("other.key", ServiceFixture.chain.rootKey.pkcs8PEM)
             try write("catalog.json", EntitlementsEndpointTests.catalogJSON)
+            try write("bad-catalog.json", #"{"products": [{"id": 7}]}"#)
         }
 
         deinit { try? FileManager.default.removeItem(at: directory) }
@@ -80,6 +81,20 @@ struct ConfigurationTests {
             try files.configuration(members)
         } throws: { error in
             (error as? ServiceConfigurationError)?.path == path
+        }
+    }
+
+    @Test("an invalid catalog file is refused under its configuration key, with the catalog's own key path")
+    func invalidCatalogFile() throws {
+        let files = try Files()
+        let members =
+            Files.valid.filter { !$0.hasPrefix(#""catalogs""#) } + [#""catalogs":{"game":"bad-catalog.json"}"#]
+        #expect {
+            try files.configuration(members)
+        } throws: { error in
+            guard let error = error as? ServiceConfigurationError else { return false }
+            return error.path == "catalogs.game"
+                && error.rule.hasSuffix("bad-catalog.json: products[0].id: must be a string, found a number")
         }
     }
 
