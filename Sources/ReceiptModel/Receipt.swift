@@ -29,6 +29,8 @@ public struct Receipt: Hashable, Sendable {
     public var sha1Hash: [UInt8]?
     /// Field 12.
     public var creationDate: ReceiptDate
+    /// Field 15 (undocumented; `download_id` in Apple's verifyReceipt answer), when it holds an INTEGER.
+    public var downloadID: Int64?
     /// Field 16.
     public var versionExternalIdentifier: Int64?
     /// Field 17, in payload order.
@@ -39,7 +41,8 @@ public struct Receipt: Hashable, Sendable {
     public var originalApplicationVersion: String?
     /// Field 21.
     public var expirationDate: ReceiptDate?
-    /// Every attribute whose type is not documented, in payload order.
+    /// Every attribute not read into a field above, in payload order: types without a field, and undocumented
+    /// fields of another shape than real receipts give them (or seen again).
     public var unknownAttributes: [ReceiptAttribute]
 
     public init(
@@ -52,6 +55,7 @@ public struct Receipt: Hashable, Sendable {
         originalPurchaseDate: ReceiptDate? = nil,
         expirationDate: ReceiptDate? = nil,
         versionExternalIdentifier: Int64? = nil,
+        downloadID: Int64? = nil,
         opaqueValue: [UInt8]? = nil,
         sha1Hash: [UInt8]? = nil,
         inAppPurchases: [InAppPurchase] = [],
@@ -66,6 +70,7 @@ public struct Receipt: Hashable, Sendable {
         self.originalPurchaseDate = originalPurchaseDate
         self.expirationDate = expirationDate
         self.versionExternalIdentifier = versionExternalIdentifier
+        self.downloadID = downloadID
         self.opaqueValue = opaqueValue
         self.sha1Hash = sha1Hash
         self.inAppPurchases = inAppPurchases
@@ -93,7 +98,7 @@ public struct InAppPurchase: Hashable, Sendable {
     public var originalTransactionID: String?
     /// Field 1706.
     public var originalPurchaseDate: ReceiptDate?
-    /// Field 1707 (undocumented by Apple's JSON; kept for inspection).
+    /// Field 1707 (undocumented; not in Apple's JSON; kept for inspection), when it holds an INTEGER.
     public var productType: Int64?
     /// Field 1708: when an auto-renewable subscription period ends.
     public var expiresDate: ReceiptDate?
@@ -107,7 +112,7 @@ public struct InAppPurchase: Hashable, Sendable {
     public var isInIntroOfferPeriod: Bool?
     /// Field 1721.
     public var promotionalOfferID: String?
-    /// Every attribute of this purchase whose type is not documented, in payload order.
+    /// Every attribute of this purchase not read into a field above, in payload order (as for the receipt's).
     public var unknownAttributes: [ReceiptAttribute]
 
     public init(

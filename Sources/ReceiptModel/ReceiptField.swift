@@ -1,4 +1,5 @@
-/// The documented attribute types of an app receipt's payload, with the key verifyReceipt uses for each.
+/// The attribute types of an app receipt's payload that are read into typed fields, with the key verifyReceipt
+/// uses for each: the ones Apple documents, and the undocumented ones real receipts carry in a known shape.
 public enum ReceiptField: Int64, CaseIterable, Sendable {
     case receiptType = 0
     case appItemID = 1
@@ -7,6 +8,8 @@ public enum ReceiptField: Int64, CaseIterable, Sendable {
     case opaqueValue = 4
     case sha1Hash = 5
     case creationDate = 12
+    /// Undocumented: an INTEGER in real receipts; Apple's verifyReceipt answer shows it as `download_id`.
+    case downloadID = 15
     case versionExternalIdentifier = 16
     case inAppPurchase = 17
     case originalPurchaseDate = 18
@@ -23,6 +26,7 @@ public enum ReceiptField: Int64, CaseIterable, Sendable {
         case .opaqueValue: "opaque_value"
         case .sha1Hash: "sha1_hash"
         case .creationDate: "receipt_creation_date"
+        case .downloadID: "download_id"
         case .versionExternalIdentifier: "version_external_identifier"
         case .inAppPurchase: "in_app"
         case .originalPurchaseDate: "original_purchase_date"
@@ -35,16 +39,22 @@ public enum ReceiptField: Int64, CaseIterable, Sendable {
     var valueKind: ValueKind {
         switch self {
         case .receiptType, .bundleID, .applicationVersion, .originalApplicationVersion: .utf8String
-        case .appItemID, .versionExternalIdentifier: .integer
+        case .appItemID, .downloadID, .versionExternalIdentifier: .integer
         case .opaqueValue: .octets
         case .sha1Hash: .sha1Digest
         case .creationDate, .originalPurchaseDate, .expirationDate: .date
         case .inAppPurchase: .purchase
         }
     }
+
+    /// Whether Apple documents the field, so that a value of another shape is an invalid receipt. An undocumented
+    /// field is read only when it has the shape real receipts give it (and only its first occurrence); otherwise
+    /// it is kept raw among the unknown attributes, never rejected.
+    public var isDocumented: Bool { self != .downloadID }
 }
 
-/// The documented attribute types of one in-app purchase (the value of field 17).
+/// The attribute types of one in-app purchase (the value of field 17) that are read into typed fields: the ones
+/// Apple documents, and the undocumented ones real receipts carry in a known shape.
 public enum InAppPurchaseField: Int64, CaseIterable, Sendable {
     case quantity = 1701
     case productID = 1702
@@ -52,6 +62,7 @@ public enum InAppPurchaseField: Int64, CaseIterable, Sendable {
     case purchaseDate = 1704
     case originalTransactionID = 1705
     case originalPurchaseDate = 1706
+    /// Undocumented: an INTEGER in real receipts (3 for auto-renewable subscriptions).
     case productType = 1707
     case expiresDate = 1708
     case webOrderLineItemID = 1711
@@ -88,6 +99,9 @@ public enum InAppPurchaseField: Int64, CaseIterable, Sendable {
         case .isTrialPeriod, .isInIntroOfferPeriod: .flag
         }
     }
+
+    /// Whether Apple documents the field (see ``ReceiptField/isDocumented``).
+    public var isDocumented: Bool { self != .productType }
 }
 
 /// The encodings the value octets of a documented field can have.

@@ -5,51 +5,61 @@ import StrictJSON
 public typealias ReceiptJSONError = JSONFieldError
 
 extension Receipt {
-    /// The receipt in verifyReceipt's vocabulary and string conventions: dates as `2024-06-05 12:00:00 Etc/GMT`
-    /// with `_ms` twins as strings, `app_item_id` and `version_external_identifier` as numbers, and `in_app`
-    /// always present. Absent fields are omitted.
+    /// The receipt in verifyReceipt's vocabulary, key order and string conventions: dates as
+    /// `2024-06-05 12:00:00 Etc/GMT` with `_ms` twins as strings; `app_item_id` (repeated as `adam_id`, as Apple
+    /// does), `download_id` and `version_external_identifier` as numbers; `in_app` always present. Absent fields
+    /// are omitted.
     public var verifyReceiptJSON: JSONObject {
         var object = JSONObject()
         object["receipt_type"] = receiptType.map(JSONValue.string)
+        object["adam_id"] = appItemID.map(JSONValue.integer)
         object["app_item_id"] = appItemID.map(JSONValue.integer)
         object["bundle_id"] = .string(bundleID)
         object["application_version"] = applicationVersion.map(JSONValue.string)
-        object["original_application_version"] = originalApplicationVersion.map(JSONValue.string)
+        object["download_id"] = downloadID.map(JSONValue.integer)
+        object["version_external_identifier"] = versionExternalIdentifier.map(JSONValue.integer)
         object.setDate("receipt_creation_date", creationDate)
         object.setDate("original_purchase_date", originalPurchaseDate)
+        object["original_application_version"] = originalApplicationVersion.map(JSONValue.string)
         object.setDate("expiration_date", expirationDate)
-        object["version_external_identifier"] = versionExternalIdentifier.map(JSONValue.integer)
         object["in_app"] = .array(inAppPurchases.map { .object($0.verifyReceiptJSON) })
         return object
     }
 
     /// Reads a receipt from the same vocabulary, as a person or a program writes it: dates as RFC 3339 or
     /// verifyReceipt's form, or as `_ms` (a number or a string; when both are given they must agree); integers
-    /// as numbers or strings of digits; flags as `true`/`false` or their strings. `bundle_id` and
+    /// as numbers or strings of digits; flags as `true`/`false` or their strings; `adam_id`, when given with
+    /// `app_item_id`, must repeat it. `bundle_id` and
     /// `receipt_creation_date` are required, as are `product_id`, `transaction_id` and `purchase_date` in each
     /// purchase; `quantity` defaults to 1. Any other key is an error, except those in `extraKeys`, which the
     /// caller reads itself.
     public init(json: JSONValue, extraKeys: Set<String> = []) throws(ReceiptJSONError) {
         let reader = try JSONObjectReader(json)
         var allowed: Set<String> = [
-            "receipt_type", "app_item_id", "bundle_id", "application_version", "original_application_version",
-            "version_external_identifier", "in_app",
+            "receipt_type", "adam_id", "app_item_id", "bundle_id", "application_version", "download_id",
+            "original_application_version", "version_external_identifier", "in_app",
         ]
         allowed.formUnion(dateKeys("receipt_creation_date", "original_purchase_date", "expiration_date"))
         try reader.rejectUnknownKeys(allowed: allowed.union(extraKeys))
         guard let creationDate = try reader.date("receipt_creation_date") else {
             throw ReceiptJSONError(path: "receipt_creation_date", rule: "is required")
         }
+        let appItemID = try reader.lenientInteger("app_item_id")
+        let adamID = try reader.lenientInteger("adam_id")
+        if let appItemID, let adamID, appItemID != adamID {
+            throw ReceiptJSONError(path: "adam_id", rule: "disagrees with app_item_id (Apple repeats the same value)")
+        }
         self.init(
             bundleID: try reader.requiredString("bundle_id"),
             creationDate: creationDate,
             receiptType: try reader.string("receipt_type"),
-            appItemID: try reader.lenientInteger("app_item_id"),
+            appItemID: appItemID ?? adamID,
             applicationVersion: try reader.string("application_version"),
             originalApplicationVersion: try reader.string("original_application_version"),
             originalPurchaseDate: try reader.date("original_purchase_date"),
             expirationDate: try reader.date("expiration_date"),
             versionExternalIdentifier: try reader.lenientInteger("version_external_identifier"),
+            downloadID: try reader.lenientInteger("download_id"),
             inAppPurchases: try (reader.array("in_app") ?? []).enumerated().map {
                 (index, element) throws(ReceiptJSONError) in
                 try InAppPurchase(json: element, path: "in_app[\(index)]")

@@ -4,7 +4,9 @@ extension Receipt {
     /// Decodes a receipt payload: a strict DER `SET OF ReceiptAttribute` filling `payload` exactly.
     ///
     /// Attribute order is free (Apple does not sort). Documented fields must carry their documented encoding in
-    /// strict DER with nothing trailing; each may appear once, except in-app purchases; `bundle_id`,
+    /// strict DER with nothing trailing; each may appear once, except in-app purchases. Undocumented fields never
+    /// reject a receipt: the first occurrence in the shape real receipts give it is read, anything else is kept
+    /// raw. `bundle_id`,
     /// `receipt_creation_date` and, in each purchase, `product_id`, `transaction_id` and `purchase_date` are
     /// required. Undocumented attributes are kept raw. More than `maximumPurchases` purchases are refused before
     /// any of them is decoded.
@@ -26,7 +28,7 @@ extension Receipt {
         purchases.reserveCapacity(purchaseCount)
         var unknown: [ReceiptAttribute] = []
         var receiptType: String?, bundleID: String?, applicationVersion: String?, originalApplicationVersion: String?
-        var appItemID: Int64?, versionExternalIdentifier: Int64?
+        var appItemID: Int64?, versionExternalIdentifier: Int64?, downloadID: Int64?
         var opaqueValue: [UInt8]?, sha1Hash: [UInt8]?
         var creationDate: ReceiptDate?, originalPurchaseDate: ReceiptDate?, expirationDate: ReceiptDate?
         position = attributes.contentStart
@@ -42,8 +44,17 @@ extension Receipt {
                 continue
             }
             let location = PayloadLocation.field(field)
-            try decoder.markSeen(field, slot: field.slot, at: location)
             let value = Value(range: attribute.value, location: location)
+            guard field.isDocumented else {
+                // Only download_id (field 15) is undocumented: read when it is an INTEGER, else kept raw.
+                if let integer = value.integerIfWellFormed(in: payload), decoder.markFirst(slot: field.slot) {
+                    downloadID = integer
+                } else {
+                    unknown.append(attributes.raw(attribute))
+                }
+                continue
+            }
+            try decoder.markSeen(field, slot: field.slot, at: location)
             switch field {
             case .receiptType: receiptType = try value.utf8String(in: payload)
             case .appItemID: appItemID = try value.integer(in: payload)
@@ -56,7 +67,7 @@ extension Receipt {
             case .originalPurchaseDate: originalPurchaseDate = try value.date(in: payload)
             case .originalApplicationVersion: originalApplicationVersion = try value.utf8String(in: payload)
             case .expirationDate: expirationDate = try value.date(in: payload)
-            case .inAppPurchase: break
+            case .inAppPurchase, .downloadID: break
             }
         }
         guard let bundleID else {
@@ -69,7 +80,8 @@ extension Receipt {
             bundleID: bundleID, creationDate: creationDate, receiptType: receiptType, appItemID: appItemID,
             applicationVersion: applicationVersion, originalApplicationVersion: originalApplicationVersion,
             originalPurchaseDate: originalPurchaseDate, expirationDate: expirationDate,
-            versionExternalIdentifier: versionExternalIdentifier, opaqueValue: opaqueValue, sha1Hash: sha1Hash,
+            versionExternalIdentifier: versionExternalIdentifier, downloadID: downloadID, opaqueValue: opaqueValue,
+            sha1Hash: sha1Hash,
             inAppPurchases: purchases, unknownAttributes: unknown)
     }
 }
@@ -94,8 +106,17 @@ extension InAppPurchase {
                 continue
             }
             let location = PayloadLocation.purchaseField(index, field)
-            try decoder.markSeen(field, slot: field.slot, at: location)
             let value = Value(range: attribute.value, location: location)
+            guard field.isDocumented else {
+                // Only the product type (field 1707) is undocumented: read when it is an INTEGER, else kept raw.
+                if let integer = value.integerIfWellFormed(in: payload), decoder.markFirst(slot: field.slot) {
+                    productType = integer
+                } else {
+                    unknown.append(attributes.raw(attribute))
+                }
+                continue
+            }
+            try decoder.markSeen(field, slot: field.slot, at: location)
             switch field {
             case .quantity: quantity = try value.integer(in: payload, minimum: 0)
             case .productID: productID = try value.utf8String(in: payload)
@@ -103,7 +124,7 @@ extension InAppPurchase {
             case .purchaseDate: purchaseDate = try value.date(in: payload)
             case .originalTransactionID: originalTransactionID = try value.utf8String(in: payload)
             case .originalPurchaseDate: originalPurchaseDate = try value.date(in: payload)
-            case .productType: productType = try value.integer(in: payload)
+            case .productType: break
             case .expiresDate: expiresDate = try value.date(in: payload)
             case .webOrderLineItemID: webOrderLineItemID = try value.integer(in: payload)
             case .cancellationDate: cancellationDate = try value.date(in: payload)
@@ -125,6 +146,14 @@ extension InAppPurchase {
             cancellationDate: cancellationDate, isTrialPeriod: isTrialPeriod,
             isInIntroOfferPeriod: isInIntroOfferPeriod, promotionalOfferID: promotionalOfferID,
             unknownAttributes: unknown)
+    }
+}
+
+extension ReceiptAttribute {
+    /// Whether the value octets are exactly one strict DER INTEGER of at most 64 bits: the shape in which the
+    /// decoder reads an undocumented field rather than keeping it raw.
+    var holdsInteger: Bool {
+        Value(range: 0..<value.count, location: .payload).integerIfWellFormed(in: value[...]) != nil
     }
 }
 
@@ -156,9 +185,15 @@ private struct FieldDecoder<Field> {
     private var seen: UInt32 = 0
 
     mutating func markSeen(_ field: Field, slot: Int, at location: PayloadLocation) throws(ReceiptPayloadError) {
+        guard markFirst(slot: slot) else { throw ReceiptPayloadError(.duplicateAttribute, at: location.description) }
+    }
+
+    /// Marks the field in `slot` seen; false when it had been seen already.
+    mutating func markFirst(slot: Int) -> Bool {
         let bit: UInt32 = 1 << slot
-        guard seen & bit == 0 else { throw ReceiptPayloadError(.duplicateAttribute, at: location.description) }
+        guard seen & bit == 0 else { return false }
         seen |= bit
+        return true
     }
 }
 
@@ -178,6 +213,7 @@ extension ReceiptField {
         case .originalPurchaseDate: 9
         case .originalApplicationVersion: 10
         case .expirationDate: 11
+        case .downloadID: 12
         }
     }
 }
@@ -326,6 +362,16 @@ private struct Value {
             throw ReceiptPayloadError(.invalidValue("must not be negative, found \(value)"), at: location.description)
         }
         return value
+    }
+
+    /// The INTEGER when the value octets hold exactly one strict DER INTEGER of at most 64 bits; nil for any other
+    /// shape (an undocumented field's value that is kept raw instead).
+    func integerIfWellFormed(in payload: ArraySlice<UInt8>) -> Int64? {
+        do {
+            return try integer(in: payload)
+        } catch {
+            return nil
+        }
     }
 
     func flag(in payload: ArraySlice<UInt8>) throws(ReceiptPayloadError) -> Bool {

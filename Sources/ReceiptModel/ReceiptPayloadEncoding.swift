@@ -15,12 +15,16 @@ extension Receipt {
     }
 
     /// Whether ``payloadDER`` carries every value exactly, so that what is signed verifies as given: quantities
-    /// are not negative, `sha1Hash` is 20 bytes, dates fall in years 0000-9999, and no undocumented attribute
-    /// reuses the type of a documented field.
+    /// are not negative, `sha1Hash` is 20 bytes, dates fall in years 0000-9999, and no unknown attribute would be
+    /// read back into a field: none reuses the type of a documented field, and one with the type of an
+    /// undocumented field either follows that field's value (written first) or has another shape.
     public var encodesFaithfully: Bool {
         (sha1Hash?.count ?? 20) == 20 && creationDate.isEncodable && (originalPurchaseDate?.isEncodable ?? true)
             && (expirationDate?.isEncodable ?? true)
-            && unknownAttributes.allSatisfy { ReceiptField(rawValue: $0.type) == nil }
+            && unknownAttributes.allSatisfy { attribute in
+                guard let field = ReceiptField(rawValue: attribute.type) else { return true }
+                return !field.isDocumented && (downloadID != nil || !attribute.holdsInteger)
+            }
             && inAppPurchases.allSatisfy(\.encodesFaithfully)
     }
 
@@ -37,6 +41,7 @@ extension Receipt {
         add(.opaqueValue, opaqueValue.map(PayloadValue.octets))
         add(.sha1Hash, sha1Hash.map(PayloadValue.octets))
         add(.creationDate, .date(creationDate))
+        add(.downloadID, downloadID.map(PayloadValue.integer))
         add(.versionExternalIdentifier, versionExternalIdentifier.map(PayloadValue.integer))
         add(.originalPurchaseDate, originalPurchaseDate.map { .date($0) })
         add(.originalApplicationVersion, originalApplicationVersion.map(PayloadValue.utf8String))
@@ -67,7 +72,10 @@ extension InAppPurchase {
     var encodesFaithfully: Bool {
         (quantity ?? 0) >= 0 && purchaseDate.isEncodable && (originalPurchaseDate?.isEncodable ?? true)
             && (expiresDate?.isEncodable ?? true) && (cancellationDate?.isEncodable ?? true)
-            && unknownAttributes.allSatisfy { InAppPurchaseField(rawValue: $0.type) == nil }
+            && unknownAttributes.allSatisfy { attribute in
+                guard let field = InAppPurchaseField(rawValue: attribute.type) else { return true }
+                return !field.isDocumented && (productType != nil || !attribute.holdsInteger)
+            }
     }
 
     fileprivate var payloadAttributes: [PayloadAttribute] {

@@ -42,6 +42,7 @@ struct VerifyReceiptJSONOutputTests {
         originalPurchaseDate: ReceiptDate(millisecondsSince1970: 1_500_000_000_000),
         expirationDate: ReceiptDate(millisecondsSince1970: 1_749_124_800_000),
         versionExternalIdentifier: 987_654_321,
+        downloadID: 0,
         opaqueValue: [0x01, 0x02, 0x03],
         sha1Hash: Array(repeating: 0xAB, count: 20),
         inAppPurchases: [
@@ -68,22 +69,24 @@ struct VerifyReceiptJSONOutputTests {
         unknownAttributes: [ReceiptAttribute(type: 8, version: 1, value: [0x00])]
     )
 
-    @Test("every field is rendered with Apple's keys, in Apple's string conventions")
+    @Test("every field is rendered with Apple's keys, in Apple's order and string conventions")
     func exactDocument() {
         let expected = """
             {
               "receipt_type": "Production",
+              "adam_id": 1234567890,
               "app_item_id": 1234567890,
               "bundle_id": "com.example.app",
               "application_version": "42.1",
-              "original_application_version": "1.0",
+              "download_id": 0,
+              "version_external_identifier": 987654321,
               "receipt_creation_date": "2024-06-05 12:00:00 Etc/GMT",
               "receipt_creation_date_ms": "1717588800000",
               "original_purchase_date": "2017-07-14 02:40:00 Etc/GMT",
               "original_purchase_date_ms": "1500000000000",
+              "original_application_version": "1.0",
               "expiration_date": "2025-06-05 12:00:00 Etc/GMT",
               "expiration_date_ms": "1749124800000",
-              "version_external_identifier": 987654321,
               "in_app": [
                 {
                   "quantity": "1",
@@ -286,7 +289,22 @@ struct ReceiptJSONReadingTests {
         let error = try readError(text)
         #expect(error?.path == "device_id")
         #expect(
-            error?.rule.hasPrefix("is not a known key (known: app_item_id, application_version, bundle_id,") == true)
+            error?.rule.hasPrefix("is not a known key (known: adam_id, app_item_id, application_version, bundle_id,")
+                == true)
+    }
+
+    @Test("download_id and adam_id are read as Apple prints them; adam_id stands for app_item_id")
+    func appleIdentifiers() throws {
+        let both = try readReceipt(document(#", "adam_id": 0, "app_item_id": 0, "download_id": 0"#))
+        #expect(both.appItemID == 0)
+        #expect(both.downloadID == 0)
+        #expect(try readReceipt(document(#", "adam_id": "690661663""#)).appItemID == 690_661_663)
+    }
+
+    @Test("an adam_id that disagrees with app_item_id is refused")
+    func adamIDDisagrees() throws {
+        let error = try readError(document(#", "adam_id": 1, "app_item_id": 2"#))
+        #expect(error?.path == "adam_id")
     }
 
     @Test("a receipt with whole-second dates survives verifyReceiptJSON and reading back")
