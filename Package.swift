@@ -78,7 +78,8 @@ let package = Package(
         .target(
             name: "PurchaseVerifier",
             dependencies: [
-                "LegacyReceipt", "ReceiptCrypto", "ReceiptJWS", "ReceiptModel", "ReceiptVerifier", "StrictJSON",
+                "LegacyReceipt", "ReceiptCrypto", "ReceiptDER", "ReceiptJWS", "ReceiptModel", "ReceiptVerifier",
+                "StrictJSON",
             ]
         ),
         .target(name: "ReceiptLedger", dependencies: ["CReceiptSQLite", "ReceiptModel"]),
@@ -102,8 +103,8 @@ let package = Package(
         .executableTarget(
             name: "receipt",
             dependencies: [
-                "Entitlements", "PurchaseVerifier", "ReceiptBenchmark", "ReceiptCrypto", "ReceiptJWS", "ReceiptModel",
-                "ReceiptService", "ReceiptSigner", "ReceiptVerifier", "StrictJSON",
+                "Entitlements", "HTTPServer", "PurchaseVerifier", "ReceiptBenchmark", "ReceiptCrypto", "ReceiptJWS",
+                "ReceiptModel", "ReceiptService", "ReceiptSigner", "ReceiptVerifier", "StrictJSON",
             ]
         ),
         .testTarget(name: "ReceiptDERTests", dependencies: ["ReceiptDER"], resources: [.copy("Vectors")]),
@@ -131,6 +132,7 @@ let package = Package(
             resources: [.copy("Vectors")]
         ),
         .testTarget(name: "PropertyListTests", dependencies: ["PropertyList"]),
+        .testTarget(name: "PurchaseVerifierTests", dependencies: ["PurchaseVerifier", "ReceiptCrypto", "StrictJSON"]),
         .testTarget(
             name: "LegacyReceiptTests",
             dependencies: [

@@ -98,7 +98,7 @@ public struct LegacyReceiptVerifier: Sendable {
         guard let validationTime = time ?? receipt.purchaseInfo.purchaseDate else {
             throw LegacyReceiptError(.missingField, "purchase-info has no purchase date to validate the chain at")
         }
-        let chain = try validateChain(leaf: leaf, at: validationTime)
+        let chain = try validateChain(leaf: leaf, version: signature.version, at: validationTime)
         try Self.checkMarkers(chain, version: signature.version)
         return VerifiedLegacyReceipt(receipt: receipt, chain: chain, validationTime: validationTime)
     }
@@ -140,7 +140,9 @@ public struct LegacyReceiptVerifier: Sendable {
         }
     }
 
-    private func validateChain(leaf: Certificate, at time: ReceiptDate) throws(LegacyReceiptError) -> [Certificate] {
+    private func validateChain(leaf: Certificate, version: UInt8, at time: ReceiptDate) throws(LegacyReceiptError)
+        -> [Certificate]
+    {
         switch anchors.validateChain(leaf: leaf, intermediates: intermediates, at: time.secondsSince1970) {
         case .success(let chain):
             return chain
@@ -152,8 +154,27 @@ public struct LegacyReceiptVerifier: Sendable {
                 case .notYetValid: .certificateNotYetValid
                 case .invalidCertificate, .invalidPurpose: .invalidCertificate
                 }
-            throw LegacyReceiptError(code, "certificate chain at \(time.rfc3339): \(error)")
+            var message = "certificate chain at \(time.rfc3339): \(error)"
+            if code == .untrustedChain, !intermediates.contains(where: { $0.subject == leaf.issuer }) {
+                message += Self.missingIssuerAdvice(leaf: leaf, version: version)
+            }
+            throw LegacyReceiptError(code, message)
         }
+    }
+
+    /// What to add when the leaf's issuer was not given: receipts never carry it.
+    private static func missingIssuerAdvice(leaf: Certificate, version: UInt8) -> String {
+        let advice =
+            "; the leaf's issuer (\(leaf.issuer)) was not given as an intermediate, and iOS 6 receipts do not "
+            + "carry it"
+        let file: String? =
+            switch version {
+            case 2: "AppleITunesStoreCertificationAuthority.cer"
+            case 3: "AppleWWDRCA.cer"
+            default: nil
+            }
+        guard let file, leaf.issuer.contains("O=Apple Inc.") else { return advice }
+        return advice + ": give this project's certs/apple/\(file) as one (receipt verify --intermediate)"
     }
 
     /// Under Apple's roots: the leaf carries its version's receipt marker and its issuer the matching

@@ -40,6 +40,7 @@ public struct PurchaseVerifier: Sendable {
             if options.deviceIdentifier != nil { throw .uncheckableOption(format, option: "device binding") }
         }
         switch format {
+        case .unrecognized: throw .unrecognized(PurchaseProofFormat.describeUnrecognized(input))
         case .appReceipt:
             do {
                 return .appReceipt(try receipts.verify(input, options: options))

@@ -17,6 +17,15 @@ public struct ReceiptEnvelope: Sendable {
     public let content: ArraySlice<UInt8>
     public let digestAlgorithm: DigestAlgorithm
 
+    /// The subject of `der` when it is a whole X.509 certificate rather than a receipt (a common mistake), else nil.
+    private static func certificateSubject(_ der: [UInt8]) -> String? {
+        // A ContentInfo starts with an OID; a certificate with its TBSCertificate, a SEQUENCE.
+        guard der.count > 4, der[0] == 0x30, der.dropFirst(2).prefix(3).contains(0x30),
+            let certificate = try? Certificate(derEncoded: der)
+        else { return nil }
+        return certificate.subject
+    }
+
     /// Reads `input` (DER or base64 text) within `limits`, taking certificates already decoded from
     /// `certificateCache` when one is given.
     public init(
@@ -33,6 +42,12 @@ public struct ReceiptEnvelope: Sendable {
             }
             if case .unsupported = error.reason {
                 throw ReceiptVerificationError(.malformed, "CMS envelope: \(error)", unsupportedShape: true)
+            }
+            if let subject = Self.certificateSubject(der) {
+                throw ReceiptVerificationError(
+                    .malformed,
+                    "the input is an X.509 certificate (\(subject)), not a receipt; a certificate to trust is given "
+                        + "as a trust anchor")
             }
             throw ReceiptVerificationError(.malformed, "CMS envelope: \(error)")
         }

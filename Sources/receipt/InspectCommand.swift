@@ -202,6 +202,8 @@ enum OtherFormatInspection {
         do {
             switch format {
             case .appReceipt: break
+            case .unrecognized:
+                throw CommandFailure.rejected("\(path): \(PurchaseProofFormat.describeUnrecognized(input))")
             case .signedData:
                 let (header, payload) = try JWSVerifier.decodeUnverified(input)
                 document["header"] = .object(header)

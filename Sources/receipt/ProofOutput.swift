@@ -36,6 +36,11 @@ enum ProofOutput {
         }
     }
 
+    /// Why a proof failed, in one line: `invalid FORMAT: code: message`, or what the input is when it is none.
+    static func failure(_ error: PurchaseProofError, format: PurchaseProofFormat) -> String {
+        format == .unrecognized ? "\(error)" : "invalid \(format.rawValue): \(error)"
+    }
+
     private static func signedData(_ kind: SignedDataKind, _ jws: VerifiedJWS, into object: inout JSONObject) {
         object["kind"] = .string(kind.rawValue)
         object["payload"] = .object(jws.payload)
