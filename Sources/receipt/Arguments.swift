@@ -6,6 +6,8 @@ struct OptionSpec {
     var flags: Set<String> = []
     /// Most positional arguments accepted.
     var maximumPositionals = 0
+    /// Short names for options (`-r` for `--recursive`).
+    var aliases: [String: String] = [:]
 }
 
 /// A parsed command line.
@@ -29,7 +31,8 @@ struct Arguments {
                 optionsEnded = true
                 continue
             }
-            let (name, inlineValue) = Self.split(argument)
+            var (name, inlineValue) = Self.split(argument)
+            name = spec.aliases[name] ?? name
             if spec.flags.contains(name) {
                 guard inlineValue == nil else { throw .usage("option \(name) takes no value") }
                 flagsSeen.insert(name)

@@ -4,94 +4,177 @@ import ReceiptVerifier
 import StrictJSON
 
 /// `receipt verify` over many files: chunks of files verified on all cores, one line per receipt in input order,
-/// with memory that does not grow with the number of files.
+/// with memory that does not grow with the number of files. A batch that verifies nothing fails.
 enum Batch {
     /// Receipts read and verified together; what is held in memory at once.
     static let chunkSize = 512
 
-    /// The files to verify when the arguments ask for a batch (several paths, or a directory), else nil.
-    static func files(_ paths: [String]) throws(CommandFailure) -> [String]? {
-        var isDirectory: ObjCBool = false
-        guard
-            paths.count > 1
-                || (paths.count == 1 && FileManager.default.fileExists(atPath: paths[0], isDirectory: &isDirectory)
-                    && isDirectory.boolValue)
-        else { return nil }
-        var files: [String] = []
-        for path in paths {
-            guard FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory), isDirectory.boolValue else {
-                files.append(path)
-                continue
-            }
-            do {
-                let names = try FileManager.default.contentsOfDirectory(atPath: path).filter { !$0.hasPrefix(".") }
-                    .sorted()
-                let prefix = path.hasSuffix("/") ? path : path + "/"
-                files += names.map { prefix + $0 }.filter { file in
-                    FileManager.default.fileExists(atPath: file, isDirectory: &isDirectory) && !isDirectory.boolValue
-                }
-            } catch {
-                throw .io("cannot list \(path): \(error.localizedDescription)")
-            }
+    /// What a batch will verify: the files in order, and what the listing passed over.
+    struct Listing {
+        /// Files to verify, in order; `unreadableDirectory` entries are directories that could not be listed.
+        var entries: [Entry] = []
+        /// Subdirectories not entered (no `--recursive`).
+        var skippedDirectories = 0
+        /// Symbolic links met inside a directory (never followed), hidden files and special files.
+        var skippedOther = 0
+
+        enum Entry {
+            case file(String)
+            case unreadableDirectory(String, message: String)
         }
-        return files
+
+        var skipped: Int { skippedDirectories + skippedOther }
+
+        /// What was skipped, for the summary: "2 subdirectories not entered without --recursive; 1 hidden, …".
+        var skippedDetail: String {
+            var parts: [String] = []
+            if skippedDirectories > 0 {
+                let noun = skippedDirectories == 1 ? "subdirectory" : "subdirectories"
+                parts.append("\(skippedDirectories) \(noun) not entered without --recursive")
+            }
+            if skippedOther > 0 {
+                let noun = skippedOther == 1 ? "entry" : "entries"
+                parts.append("\(skippedOther) hidden, special or symbolic-link \(noun)")
+            }
+            return parts.joined(separator: "; ")
+        }
     }
 
-    static func verify(_ files: [String], with verifier: PurchaseVerifier, options: VerificationOptions, json: Bool)
-        throws(CommandFailure)
-    {
-        var invalid = 0
-        var unreadable = 0
-        for start in stride(from: 0, to: files.count, by: chunkSize) {
-            let chunk = Array(files[start..<min(start + chunkSize, files.count)])
+    /// What the arguments ask to verify when they ask for a batch (several paths, or a directory), else nil.
+    /// Directories are listed in name order; with `recursive`, subdirectories are entered where they sort,
+    /// depth first. Symbolic links named on the command line are followed; links inside a directory never are.
+    static func listing(_ paths: [String], recursive: Bool) -> Listing? {
+        guard paths.count > 1 || (paths.count == 1 && isDirectory(paths[0])) else { return nil }
+        var listing = Listing()
+        for path in paths {
+            if isDirectory(path) {
+                list(directory: path, recursive: recursive, into: &listing)
+            } else {
+                listing.entries.append(.file(path))
+            }
+        }
+        return listing
+    }
+
+    private static func isDirectory(_ path: String) -> Bool {
+        var isDirectory: ObjCBool = false
+        return FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory) && isDirectory.boolValue
+    }
+
+    private static func list(directory: String, recursive: Bool, into listing: inout Listing) {
+        let names: [String]
+        do {
+            names = try FileManager.default.contentsOfDirectory(atPath: directory).sorted()
+        } catch {
+            listing.entries.append(.unreadableDirectory(directory, message: "cannot list the directory"))
+            return
+        }
+        let prefix = directory.hasSuffix("/") ? directory : directory + "/"
+        for name in names {
+            let path = prefix + name
+            var status = stat()
+            guard !name.hasPrefix("."), lstat(path, &status) == 0 else {
+                listing.skippedOther += 1
+                continue
+            }
+            switch status.st_mode & S_IFMT {
+            case S_IFREG: listing.entries.append(.file(path))
+            case S_IFDIR:
+                if recursive {
+                    list(directory: path, recursive: true, into: &listing)
+                } else {
+                    listing.skippedDirectories += 1
+                }
+            default: listing.skippedOther += 1
+            }
+        }
+    }
+
+    /// Verifies every file of `listing`, printing one line per file and, on standard error, the summary line.
+    /// Throws when nothing was verified, or with the exit status of the worst outcome.
+    static func verify(
+        _ listing: Listing, named paths: [String], with verifier: PurchaseVerifier, options: VerificationOptions,
+        json: Bool
+    ) throws(CommandFailure) {
+        guard !listing.entries.isEmpty else {
+            let skipped = listing.skipped > 0 ? " (skipped \(listing.skippedDetail))" : ""
+            throw .rejected("no files to verify in \(paths.joined(separator: ", "))\(skipped)")
+        }
+        var counts = (valid: 0, invalid: 0, unreadable: 0)
+        for start in stride(from: 0, to: listing.entries.count, by: chunkSize) {
+            let chunk = listing.entries[start..<min(start + chunkSize, listing.entries.count)]
             var inputs: [[UInt8]] = []
             var readErrors: [Int: String] = [:]
-            for (index, file) in chunk.enumerated() {
-                do {
-                    inputs.append(try Files.read(file, limit: verifier.receipts.limits.maximumInputSize))
-                } catch {
-                    readErrors[index] = error.message
+            for (index, entry) in chunk.enumerated() {
+                switch entry {
+                case .file(let file):
+                    do {
+                        inputs.append(try Files.read(file, limit: verifier.receipts.limits.maximumInputSize))
+                    } catch {
+                        readErrors[index] = error.message
+                        inputs.append([])
+                    }
+                case .unreadableDirectory(let directory, let message):
+                    readErrors[index] = "cannot read \(directory): \(message)"
                     inputs.append([])
                 }
             }
             let results = verifier.verify(many: inputs, options: options)
             var output = ""
-            for (index, file) in chunk.enumerated() {
+            for (index, entry) in chunk.enumerated() {
+                let file =
+                    switch entry {
+                    case .file(let file): file
+                    case .unreadableDirectory(let directory, _): directory
+                    }
                 if let message = readErrors[index] {
-                    unreadable += 1
-                    output +=
-                        json
-                        ? JSONValue.object(
-                            JSONObject([
-                                "file": .string(file), "valid": .bool(false),
-                                "error": .object(
-                                    JSONObject(["code": .string("unreadable_file"), "message": .string(message)])),
-                            ])
-                        ).serialized() + "\n"
-                        : "\(file): unreadable: \(message)\n"
+                    counts.unreadable += 1
+                    output += unreadableLine(file, message, json: json)
                     continue
                 }
                 let result = results[index]
-                if case .failure = result { invalid += 1 }
-                if json {
-                    var line = JSONObject(["file": .string(file)])
-                    let format = PurchaseProofFormat.detect(inputs[index])
-                    for member in ProofOutput.json(result, format: format).members { line[member.key] = member.value }
-                    output += JSONValue.object(line).serialized() + "\n"
-                } else {
-                    switch result {
-                    case .success(.appReceipt(let verified)):
-                        output +=
-                            "\(file): valid: \(verified.receipt.bundleID), \(verified.receipt.inAppPurchases.count) purchases\n"
-                    case .success(let proof):
-                        output += "\(file): valid \(proof.format.rawValue)\n"
-                    case .failure(let error): output += "\(file): invalid: \(error)\n"
-                    }
-                }
+                if case .failure = result { counts.invalid += 1 } else { counts.valid += 1 }
+                let format = PurchaseProofFormat.detect(inputs[index])
+                output += json ? jsonLine(file, result, format: format) : textLine(file, result, format: format)
             }
             Files.writeStandardOutput(Array(output.utf8))
         }
-        if unreadable > 0 { throw .io("\(unreadable) of \(files.count) files could not be read") }
-        if invalid > 0 { throw .rejected("\(invalid) of \(files.count) are invalid") }
+        let total = counts.valid + counts.invalid + counts.unreadable
+        var summary =
+            "\(total) \(total == 1 ? "file" : "files"), \(counts.valid) valid, \(counts.invalid) invalid, "
+            + "\(counts.unreadable) unreadable, \(listing.skipped) skipped"
+        if listing.skipped > 0 { summary += ": \(listing.skippedDetail)" }
+        if counts.unreadable > 0 { throw .io(summary) }
+        if counts.invalid > 0 { throw .rejected(summary) }
+        Files.printError("receipt verify: \(summary)")
+    }
+
+    private static func unreadableLine(_ file: String, _ message: String, json: Bool) -> String {
+        guard json else { return "\(file): unreadable: \(message)\n" }
+        let line = JSONObject([
+            "file": .string(file), "valid": .bool(false),
+            "error": .object(JSONObject(["code": .string("unreadable_file"), "message": .string(message)])),
+        ])
+        return JSONValue.object(line).serialized() + "\n"
+    }
+
+    private static func jsonLine(
+        _ file: String, _ result: Result<VerifiedPurchaseProof, PurchaseProofError>, format: PurchaseProofFormat
+    ) -> String {
+        var line = JSONObject(["file": .string(file)])
+        for member in ProofOutput.json(result, format: format).members { line[member.key] = member.value }
+        return JSONValue.object(line).serialized() + "\n"
+    }
+
+    private static func textLine(
+        _ file: String, _ result: Result<VerifiedPurchaseProof, PurchaseProofError>, format: PurchaseProofFormat
+    ) -> String {
+        switch result {
+        case .success(.appReceipt(let verified)):
+            let count = verified.receipt.inAppPurchases.count
+            return "\(file): valid: \(verified.receipt.bundleID), \(count) \(count == 1 ? "purchase" : "purchases")\n"
+        case .success(let proof): return "\(file): valid \(proof.format.rawValue)\n"
+        case .failure(let error): return "\(file): \(ProofOutput.failure(error, format: format))\n"
+        }
     }
 }

@@ -15,7 +15,8 @@ enum VerifyCommand {
         plist). Its signature, its chain to a pinned anchor at its own date (creation, signing or purchase date),
         its content, and what you ask to check.
         Given several files or a directory (its files, sorted by name), verifies them on all cores and prints one
-        line per file, in order; with --json, one JSON object per line, each with its "file".
+        line per file, in order; with --json, one JSON object per line, each with its "file". A summary line (files,
+        valid, invalid, unreadable, skipped) goes to standard error; no file to verify is an error.
 
         Options:
           --trust FILE        A trust anchor (PEM or DER certificate; repeatable, at least one). Apple's roots:
@@ -29,6 +30,9 @@ enum VerifyCommand {
                               (app receipts only).
           --at RFC3339        Check certificates at this time instead of the proof's own date.
           --json              Print one JSON object: {"valid":…,"status":…,"format":…,"receipt"|"payload"|"error":…}.
+          -r, --recursive     In a directory, verify the files of its subdirectories too (sorted, depth first;
+                              symbolic links inside it are not followed). Without it, subdirectories are skipped
+                              and counted in the summary.
           --max-input-size N, --max-depth N, --max-purchases N, --max-decompressed-size N
                               Change a limit (defaults: 4194304 bytes, 32 levels, 10000, 16777216 bytes).
 
@@ -42,7 +46,7 @@ enum VerifyCommand {
                 valued: LimitOptions.names.union([
                     "--trust", "--intermediate", "--bundle-id", "--app-version", "--device-id", "--at",
                 ]),
-                flags: ["--json"], maximumPositionals: .max))
+                flags: ["--json", "--recursive"], maximumPositionals: .max, aliases: ["-r": "--recursive"]))
         var options = VerificationOptions()
         options.bundleID = try parsed.single("--bundle-id")
         options.applicationVersion = try parsed.single("--app-version")
@@ -70,8 +74,8 @@ enum VerifyCommand {
             throw .usage("\(error)")
         }
         let json = parsed.flag("--json")
-        if let batch = try Batch.files(parsed.positionals) {
-            try Batch.verify(batch, with: verifier, options: options, json: json)
+        if let listing = Batch.listing(parsed.positionals, recursive: parsed.flag("--recursive")) {
+            try Batch.verify(listing, named: parsed.positionals, with: verifier, options: options, json: json)
             return
         }
         let path = parsed.positionals.first ?? "-"
@@ -86,7 +90,7 @@ enum VerifyCommand {
         case .success(let proof):
             if !json { Files.writeStandardOutput(Array(ProofOutput.summary(of: proof).utf8)) }
         case .failure(let error):
-            throw .rejected("\(path): invalid \(format.rawValue): \(error)")
+            throw .rejected("\(path): \(ProofOutput.failure(error, format: format))")
         }
     }
 }

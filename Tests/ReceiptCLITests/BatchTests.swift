@@ -1,0 +1,134 @@
+import Foundation
+import Testing
+
+/// `receipt verify DIR` fails closed: a batch that verifies nothing is an error, what is skipped is counted, and
+/// the summary always goes to standard error.
+@Suite("receipt verify over a directory")
+struct BatchTests {
+    /// A scratch directory with a development chain and a signed receipt `valid.der`.
+    func runnerWithReceipt() throws -> (CLIRunner, [UInt8]) {
+        let runner = try CLIRunner()
+        try runner.makeChainAndRequest(algorithm: "ec")
+        #expect(try runner.run(CLIRunner.signArguments + ["purchase.json", "-o", "valid.der"]).status == 0)
+        return (runner, try runner.read("valid.der"))
+    }
+
+    func makeDirectory(_ runner: CLIRunner, _ path: String) throws {
+        try FileManager.default.createDirectory(atPath: runner.path(path), withIntermediateDirectories: true)
+    }
+
+    func verify(_ runner: CLIRunner, _ arguments: [String]) throws -> CLIRunner.Result {
+        try runner.run(["verify"] + arguments + ["--trust", "dev/root-ca.pem"])
+    }
+
+    /// The files named at the start of each output line, in order.
+    func files(_ result: CLIRunner.Result) -> [String] {
+        result.output.split(separator: "\n").map { String($0.prefix { $0 != ":" }) }
+    }
+
+    @Test("an empty directory is an error: exit 1, no files to verify in DIR")
+    func emptyDirectory() throws {
+        let (runner, _) = try runnerWithReceipt()
+        try makeDirectory(runner, "empty")
+        let result = try verify(runner, ["empty"])
+        #expect(result.status == 1)
+        #expect(result.output.isEmpty)
+        #expect(result.standardError.contains("no files to verify in empty"))
+    }
+
+    @Test("a directory holding only subdirectories is an error that says they were skipped")
+    func onlySubdirectories() throws {
+        let (runner, receipt) = try runnerWithReceipt()
+        try makeDirectory(runner, "tree/inner")
+        try Data(receipt).write(to: URL(fileURLWithPath: runner.path("tree/inner/a.der")))
+        let result = try verify(runner, ["tree"])
+        #expect(result.status == 1)
+        #expect(result.standardError.contains("no files to verify in tree"))
+        #expect(result.standardError.contains("1 subdirectory not entered without --recursive"))
+    }
+
+    @Test("--recursive and -r descend into subdirectories, sorted by name, depth first")
+    func recursive() throws {
+        let (runner, receipt) = try runnerWithReceipt()
+        try makeDirectory(runner, "tree/m/deeper")
+        for name in ["tree/z.der", "tree/a.der", "tree/m/b.der", "tree/m/deeper/c.der", "tree/m/n.der"] {
+            try Data(receipt).write(to: URL(fileURLWithPath: runner.path(name)))
+        }
+        let expected = ["tree/a.der", "tree/m/b.der", "tree/m/deeper/c.der", "tree/m/n.der", "tree/z.der"]
+        for flag in ["--recursive", "-r"] {
+            let result = try verify(runner, ["tree", flag])
+            #expect(result.status == 0)
+            #expect(files(result) == expected)
+            #expect(result.standardError.contains("5 files, 5 valid, 0 invalid, 0 unreadable, 0 skipped"))
+        }
+    }
+
+    @Test("without --recursive, subdirectories are skipped and counted in the summary")
+    func subdirectoriesCounted() throws {
+        let (runner, receipt) = try runnerWithReceipt()
+        try makeDirectory(runner, "tree/one")
+        try makeDirectory(runner, "tree/two")
+        try Data(receipt).write(to: URL(fileURLWithPath: runner.path("tree/a.der")))
+        let result = try verify(runner, ["tree"])
+        #expect(result.status == 0)
+        #expect(files(result) == ["tree/a.der"])
+        #expect(
+            result.standardError.contains(
+                "1 file, 1 valid, 0 invalid, 0 unreadable, 2 skipped: 2 subdirectories not entered without --recursive")
+        )
+    }
+
+    @Test("symbolic links inside a directory are not followed, even with --recursive; they are counted as skipped")
+    func linksNotFollowed() throws {
+        let (runner, receipt) = try runnerWithReceipt()
+        try makeDirectory(runner, "tree/inner")
+        try makeDirectory(runner, "elsewhere")
+        try Data(receipt).write(to: URL(fileURLWithPath: runner.path("tree/inner/a.der")))
+        try Data(receipt).write(to: URL(fileURLWithPath: runner.path("elsewhere/b.der")))
+        try FileManager.default.createSymbolicLink(atPath: runner.path("tree/loop"), withDestinationPath: "..")
+        try FileManager.default.createSymbolicLink(
+            atPath: runner.path("tree/linked.der"), withDestinationPath: runner.path("elsewhere/b.der"))
+        let result = try verify(runner, ["tree", "-r"])
+        #expect(result.status == 0)
+        #expect(files(result) == ["tree/inner/a.der"])
+        #expect(result.standardError.contains("1 file, 1 valid, 0 invalid, 0 unreadable, 2 skipped"))
+    }
+
+    @Test("the summary goes to standard error also when every receipt is valid, and output stays one line per file")
+    func summaryWhenAllValid() throws {
+        let (runner, receipt) = try runnerWithReceipt()
+        try makeDirectory(runner, "tree")
+        for name in ["a", "b"] { try Data(receipt).write(to: URL(fileURLWithPath: runner.path("tree/\(name).der"))) }
+        let result = try runner.run(["verify", "tree", "--trust", "dev/root-ca.pem", "--json"])
+        #expect(result.status == 0)
+        #expect(result.output.split(separator: "\n").count == 2)
+        #expect(result.standardError == "receipt verify: 2 files, 2 valid, 0 invalid, 0 unreadable, 0 skipped\n")
+    }
+
+    @Test("the summary counts invalid and unreadable files, and the exit status is the worst outcome")
+    func summaryWithFailures() throws {
+        let (runner, receipt) = try runnerWithReceipt()
+        try runner.write("junk.der", "not a receipt")
+        let invalid = try verify(runner, ["valid.der", "junk.der"])
+        #expect(invalid.status == 1)
+        #expect(invalid.standardError.contains("2 files, 1 valid, 1 invalid, 0 unreadable, 0 skipped"))
+        let unreadable = try verify(runner, ["valid.der", "junk.der", "missing.der"])
+        #expect(unreadable.status == 3)
+        #expect(unreadable.standardError.contains("3 files, 1 valid, 1 invalid, 1 unreadable, 0 skipped"))
+        #expect(receipt.count > 0)
+    }
+
+    @Test("the real receipts' folder verifies every receipt below it only with --recursive")
+    func realVectorsFolder() throws {
+        let real = CLIRunner.packageRoot.appendingPathComponent("Tests/ReceiptVerifierTests/Vectors/real").path
+        let runner = try CLIRunner()
+        let apple = CLIRunner.packageRoot.appendingPathComponent("certs/apple/AppleIncRootCertificate.cer").path
+        let flat = try runner.run(["verify", real, "--trust", apple])
+        #expect(flat.standardError.contains("2 files, 0 valid, 2 invalid"))
+        let recursive = try runner.run(["verify", real, "-r", "--trust", apple])
+        let valid = recursive.output.split(separator: "\n").filter { $0.contains(": valid: ") }
+        #expect(valid.count >= 18, "\(recursive.standardError)")
+        #expect(
+            recursive.output.contains("/revenuecat/base64encodedreceiptsample1.der: valid: com.revenuecat.sampleapp"))
+    }
+}
