@@ -38,7 +38,7 @@ public final class HTTPServer: Sendable {
                 throw HTTPServerError(.alreadyStarted, "the server is already listening on port \(running?.port ?? 0)")
             }
             try configuration.validate()
-            let socket = try ListenSocket.open(host: configuration.host, port: configuration.port)
+            let socket = try ListenSocket.open(ListenAddress(host: configuration.host, port: configuration.port))
             running = try RunningDaemon.start(listeningOn: socket, configuration: configuration, handler: handler)
         }
     }

@@ -5,8 +5,8 @@ private import Foundation
 /// Every value is checked by ``HTTPServer/start()``, which throws ``HTTPServerError/Code/invalidConfiguration``
 /// naming the first field that is out of range.
 public struct HTTPServerConfiguration: Sendable {
-    /// The IPv4 address to listen on, as a dotted literal: `"127.0.0.1"` (loopback only) or `"0.0.0.0"` (every
-    /// interface). Host names are not resolved.
+    /// The address to listen on: an IPv4 or IPv6 literal (`"127.0.0.1"` or `"::1"`, loopback only; `"0.0.0.0"` or
+    /// `"::"`, every interface) or a host name, resolved when the server starts (its first address is used).
     public var host: String
     /// The TCP port to listen on; `0` lets the kernel pick a free one, reported by ``HTTPServer/port``.
     public var port: UInt16

@@ -25,6 +25,6 @@ public struct HTTPServerError: Error, Sendable, CustomStringConvertible {
         self.message = message
     }
 
-    /// The code and message together, for logs.
-    public var description: String { "HTTPServerError.\(code): \(message)" }
+    /// The message, for people and logs (switch on ``code`` in programs).
+    public var description: String { message }
 }

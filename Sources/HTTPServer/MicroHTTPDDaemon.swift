@@ -37,7 +37,7 @@ struct RunningDaemon {
         guard let handle else {
             shutdown(socket.descriptor, Int32(SHUT_RDWR))
             close(socket.descriptor)
-            let endpoint = "\(configuration.host):\(socket.port)"
+            let endpoint = ListenAddress(host: configuration.host, port: socket.port)
             throw HTTPServerError(
                 .daemonStartFailed,
                 "libmicrohttpd could not start serving \(endpoint) with \(configuration.threads) threads"

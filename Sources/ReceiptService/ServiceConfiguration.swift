@@ -1,5 +1,6 @@
 import Entitlements
 import Foundation
+import HTTPServer
 import ReceiptCrypto
 import ReceiptSigner
 import ReceiptVerifier
@@ -47,7 +48,7 @@ public struct ServiceConfiguration: Sendable {
     /// Shortest bearer token accepted: 128 bits of randomness written in hex.
     public static let minimumTokenLength = 32
 
-    /// An IPv4 address to listen on; loopback unless configured otherwise.
+    /// The address to listen on (an IPv4 or IPv6 literal, or a host name); loopback unless configured otherwise.
     public var host: String
     /// 0 asks for any free port.
     public var port: UInt16
@@ -110,8 +111,13 @@ public struct ServiceConfiguration: Sendable {
 
     /// Reads and validates the configuration file at `path`.
     public init(file path: String) throws(ServiceConfigurationError) {
+        try self.init(json: Self.read(path, for: ""), baseDirectory: Self.directory(of: path))
+    }
+
+    /// The directory relative paths in the configuration file at `path` are resolved against.
+    public static func directory(of path: String) -> String {
         let base = (path as NSString).deletingLastPathComponent
-        try self.init(json: Self.read(path, for: ""), baseDirectory: base.isEmpty ? "." : base)
+        return base.isEmpty ? "." : base
     }
 
     /// Validates a configuration document whose relative paths are relative to `baseDirectory`.
@@ -163,17 +169,14 @@ public struct ServiceConfiguration: Sendable {
         return [UInt8](data)
     }
 
-    /// `HOST:PORT` with an IPv4 host.
+    /// `HOST:PORT`: an IPv4 literal, a host name or a bracketed IPv6 literal.
     private static func listenAddress(_ text: String, path: String) throws(JSONFieldError) -> (String, UInt16) {
-        let parts = text.split(separator: ":", omittingEmptySubsequences: false)
-        let octets = parts.first?.split(separator: ".", omittingEmptySubsequences: false) ?? []
-        guard parts.count == 2, octets.count == 4,
-            octets.allSatisfy({ !$0.isEmpty && $0.count <= 3 && $0.allSatisfy(\.isASCII) && UInt8($0) != nil }),
-            let port = UInt16(parts[1])
-        else {
-            throw JSONFieldError(path: path, rule: "must be IPV4:PORT such as 127.0.0.1:8080, found \"\(text)\"")
+        do {
+            let address = try ListenAddress(parsing: text)
+            return (address.host, address.port)
+        } catch {
+            throw JSONFieldError(path: path, rule: error.message)
         }
-        return (String(parts[0]), port)
     }
 
     private static func anchors(_ reader: JSONObjectReader, resolve: (String) -> String) throws(JSONFieldError)
@@ -257,6 +260,10 @@ public struct ServiceConfiguration: Sendable {
         connectionTimeoutSeconds =
             try limits.integer("connection_timeout_seconds", in: 1...3600) ?? connectionTimeoutSeconds
         threads = try limits.integer("threads", in: 0...1024) ?? threads
+        if threads > maximumConnections {
+            throw JSONFieldError(
+                path: "limits.threads", rule: "is \(threads), more than limits.max_connections (\(maximumConnections))")
+        }
         verificationLimits.maximumInputSize =
             try limits.integer("max_receipt_bytes", in: 1024...(256 << 20)) ?? verificationLimits.maximumInputSize
         verificationLimits.maximumPurchases =

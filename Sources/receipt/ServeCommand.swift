@@ -1,4 +1,5 @@
 import Foundation
+import HTTPServer
 import ReceiptService
 import StrictJSON
 import Synchronization
@@ -6,7 +7,7 @@ import Synchronization
 /// `receipt serve`: the receipt service over HTTP until SIGINT or SIGTERM.
 enum ServeCommand {
     static let help = """
-        Usage: receipt serve --config FILE [--listen IPV4:PORT]
+        Usage: receipt serve --config FILE [--listen HOST:PORT]
 
         Runs the receipt service: verifyReceipt-compatible verification, a durable ledger of transactions,
         freshly signed receipts per customer, entitlements, /healthz and /metrics (see the README for the
@@ -19,25 +20,30 @@ enum ServeCommand {
 
         Options:
           --config FILE       The configuration file (JSON).
-          --listen IPV4:PORT  Override the configuration's listen address (port 0: any free port).
+          --listen HOST:PORT  Override the configuration's listen address: 127.0.0.1:8080, localhost:8080,
+                              [::1]:8080 (port 0: any free port).
         """
 
     static func run(_ arguments: [String]) throws(CommandFailure) {
         let parsed = try Arguments(arguments, spec: OptionSpec(valued: ["--config", "--listen"], flags: []))
         guard let path = try parsed.single("--config") else { throw .usage("--config FILE is required") }
+        let listen: ListenAddress?
+        do {
+            listen = try parsed.single("--listen").map(ListenAddress.init(parsing:))
+        } catch {
+            throw .usage("--listen: \(error)")
+        }
+        let text = try Files.read(path)
         var configuration: ServiceConfiguration
         do {
-            configuration = try ServiceConfiguration(file: path)
+            configuration = try ServiceConfiguration(
+                json: text, baseDirectory: ServiceConfiguration.directory(of: path))
         } catch {
             throw .rejected("\(path): \(error)")
         }
-        if let listen = try parsed.single("--listen") {
-            let parts = listen.split(separator: ":")
-            guard parts.count == 2, let port = UInt16(parts[1]) else {
-                throw .usage("--listen must be IPV4:PORT, found \"\(listen)\"")
-            }
-            configuration.host = String(parts[0])
-            configuration.port = port
+        if let listen {
+            configuration.host = listen.host
+            configuration.port = listen.port
         }
         // Block the stop signals before any thread starts, so every server thread inherits the mask and only
         // sigwait below receives them.
@@ -57,7 +63,8 @@ enum ServeCommand {
         }
         let errors = LineWriter(descriptor: STDERR_FILENO)
         errors.write(
-            event("listening", ["url": .string("http://\(configuration.host):\(server.port)")]))
+            event("listening", ["url": .string("http://\(ListenAddress(host: configuration.host, port: server.port))")])
+        )
         var received: Int32 = 0
         while sigwait(&stopSignals, &received) != 0 {}
         server.stop()

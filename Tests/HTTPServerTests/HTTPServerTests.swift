@@ -370,8 +370,6 @@ struct HTTPServerTests {
             (HTTPServerConfiguration(connectionTimeoutSeconds: -1), "connectionTimeoutSeconds"),
             (HTTPServerConfiguration(maximumBodyBytes: -1), "maximumBodyBytes"),
             (HTTPServerConfiguration(shutdownGracePeriodSeconds: -1), "shutdownGracePeriodSeconds"),
-            (HTTPServerConfiguration(host: "localhost"), "host"),
-            (HTTPServerConfiguration(host: "127.0.0.256"), "host"),
         ]
     )
     func invalidConfigurationIsRejected(configuration: HTTPServerConfiguration, field: String) throws {
@@ -382,6 +380,24 @@ struct HTTPServerTests {
         #expect(error.code == .invalidConfiguration)
         #expect(error.message.hasPrefix(field))
         #expect(server.port == 0)
+    }
+
+    @Test("A host that does not resolve fails with bindFailed, naming the host and the resolver's reason")
+    func unresolvableHost() throws {
+        let server = HTTPServer(configuration: HTTPServerConfiguration(host: "127.0.0.256")) { _ in
+            HTTPResponse(status: 200)
+        }
+        let error = try #require(throws: HTTPServerError.self) { try server.start() }
+        #expect(error.code == .bindFailed)
+        #expect(error.description.hasPrefix("cannot resolve the host \"127.0.0.256\": "))
+    }
+
+    @Test("Listening on a host name serves clients on the address it resolves to")
+    func hostNameServes() async throws {
+        let server = try startServer(HTTPServerConfiguration(host: "localhost", threads: 1))
+        defer { server.stop() }
+
+        #expect(try await fetch(server, "/any").status == 200)
     }
 
     @Test("Listening on 0.0.0.0 serves clients on the loopback address")

@@ -58,7 +58,8 @@ struct ConfigurationTests {
         "an invalid configuration is refused naming the key and the rule",
         arguments: [
             (#""environment":"Staging""#, "environment"),
-            (#""listen":"localhost:80""#, "listen"),
+            (#""listen":"localhost""#, "listen"),
+            (#""listen":"::1:80""#, "listen"),
             (#""listen":"127.0.0.1:99999""#, "listen"),
             (#""trust":[]"#, "trust"),
             (#""trust":["missing.pem"]"#, "trust[0]"),

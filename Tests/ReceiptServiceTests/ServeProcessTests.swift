@@ -17,10 +17,10 @@ final class ServeProcess: @unchecked Sendable {
     let errors = Pipe()
     private(set) var url = ""
 
-    /// Starts `receipt serve --config configPath` and waits for its "listening" line.
-    init(config configPath: String) throws {
+    /// Starts `receipt serve --config configPath` (with more `arguments`) and waits for its "listening" line.
+    init(config configPath: String, arguments: [String] = []) throws {
         process.executableURL = Self.executable
-        process.arguments = ["serve", "--config", configPath]
+        process.arguments = ["serve", "--config", configPath] + arguments
         process.standardOutput = FileHandle.nullDevice
         process.standardError = errors
         try process.run()
@@ -85,6 +85,35 @@ struct ServeProcessTests {
         let result = try CLIResult.run(ServeProcess.executable, ["serve", "--config", path])
         #expect(result.status == 1)
         #expect(result.error.contains("limits.threads: must be an integer"), "\(result.error)")
+    }
+
+    @Test("a configuration file that cannot be read is a file error, exit status 3")
+    func unreadableConfiguration() throws {
+        let files = try ConfigurationTests.Files()
+        let missing = files.directory.appendingPathComponent("missing.json").path
+        let result = try CLIResult.run(ServeProcess.executable, ["serve", "--config", missing])
+        #expect(result.status == 3)
+        #expect(result.error.contains("cannot read \(missing): no such file"), "\(result.error)")
+    }
+
+    @Test("more threads than connections is refused by its configuration key, not by a Swift type's name")
+    func threadsAboveConnections() throws {
+        let files = try ConfigurationTests.Files()
+        let path = try configFile(files, extra: #","limits":{"threads":8,"max_connections":4}"#)
+        let result = try CLIResult.run(ServeProcess.executable, ["serve", "--config", path])
+        #expect(result.status == 1)
+        #expect(result.error.contains("limits.threads: is 8, more than limits.max_connections (4)"), "\(result.error)")
+        #expect(!result.error.contains("Error"))
+    }
+
+    @Test("--listen takes an IPv6 literal, and the listening line shows it as a URL")
+    func listenIPv6() throws {
+        let files = try ConfigurationTests.Files()
+        let server = try ServeProcess(config: try configFile(files), arguments: ["--listen", "[::1]:0"])
+        #expect(server.url.hasPrefix("http://[::1]:"))
+        #expect(try ListenAddressTests().health(String(server.url.dropFirst("http://".count))) == 200)
+        server.signal(SIGTERM)
+        #expect(server.process.terminationStatus == 0)
     }
 
     @Test("SIGTERM stops the server gracefully: exit 0, a stopped line, and the ledger keeps what was recorded")
