@@ -18,6 +18,15 @@ struct CLIRunner {
     static let packageRoot: URL = URL(fileURLWithPath: #filePath)
         .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
 
+    /// How to run a Python script that needs only the standard library: on the project's virtual environment
+    /// (`.venv/bin/python3`, made by `.ci/setup --tests`) when there is one, otherwise on the first `python3` on
+    /// PATH (Debian's own will do).
+    static func python(_ arguments: [String]) -> (program: URL, arguments: [String]) {
+        let venv = packageRoot.appendingPathComponent(".venv/bin/python3")
+        if FileManager.default.isExecutableFile(atPath: venv.path) { return (venv, arguments) }
+        return (URL(fileURLWithPath: "/usr/bin/env"), ["python3"] + arguments)
+    }
+
     let directory: URL
 
     /// A fresh scratch directory for one test.

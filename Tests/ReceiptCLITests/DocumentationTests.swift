@@ -19,8 +19,8 @@ struct DocumentationTests {
     func readmeCommands() throws {
         let lines = Self.readme.split(separator: "\n").prefix(6).map(String.init)
         #expect(lines.contains { $0.hasPrefix(".ci/setup && swift run receipt verify ") })
-        #expect(lines.contains(".ci/setup && swift test"))
+        #expect(lines.contains(".ci/setup --tests && swift test"))
         let ci = try String(contentsOf: CLIRunner.packageRoot.appendingPathComponent(".ci/run"), encoding: .utf8)
-        #expect(ci.contains("\n.ci/setup && swift test\n"))
+        #expect(ci.contains("\n.ci/setup --tests && swift test\n"))
     }
 }

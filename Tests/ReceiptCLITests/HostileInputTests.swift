@@ -135,8 +135,8 @@ struct HostileInputTests {
             sys.stdout.buffer.write(der(0x30, der(0x02, b"\\x00") + zlib_alg + content))
             """
         try Data(script.utf8).write(to: runner.directory.appendingPathComponent("bomb.py"))
-        let made = try CLIRunner.run(
-            URL(fileURLWithPath: "/usr/bin/env"), ["python3", "bomb.py"], in: runner.directory)
+        let python = CLIRunner.python(["bomb.py"])
+        let made = try CLIRunner.run(python.program, python.arguments, in: runner.directory)
         #expect(made.status == 0)
         try Data(made.standardOutput).write(to: runner.directory.appendingPathComponent("bomb.cd"))
         let signed = try CLIRunner.run(

@@ -3,8 +3,8 @@ import Foundation
 /// Runs a program as a child process and reports its exit status and peak resident memory, as the kernel
 /// accounts it. Memory, unlike time, does not depend on what else the machine is doing.
 ///
-/// The program runs under GNU `time` (`.ci/setup` installs it): Linux keeps `ru_maxrss` across `execve`, so a
-/// direct child of this (large) test process would report the test's own size; `time` is small, and the process
+/// The program runs under GNU `time` (`.ci/setup --tests` installs it): Linux keeps `ru_maxrss` across `execve`, so
+/// a direct child of this (large) test process would report the test's own size; `time` is small, and the process
 /// it forks reports only its own peak.
 enum PeakMemory {
     struct Measurement {

@@ -171,10 +171,13 @@ struct SigningTests {
 
     @Test("Apple's app-store-server-library accepts our transaction signed with an Apple-compatible chain")
     func appleLibraryAcceptsOurs() throws {
-        guard (try? Scratch.run("/usr/bin/env", ["python3", "-c", "import appstoreserverlibrary"])) != nil else {
-            Issue.record(
-                "Apple's app-store-server-library is missing: run .ci/setup (pip install app-store-server-library)")
-            return
+        let python = Scratch.projectPython
+        guard FileManager.default.isExecutableFile(atPath: python) else {
+            throw Scratch.Failed(description: "no project Python at \(python): run .ci/setup --tests")
+        }
+        guard (try? Scratch.run(python, ["-c", "import appstoreserverlibrary"])) != nil else {
+            throw Scratch.Failed(
+                description: "Apple's app-store-server-library is missing from .venv: run .ci/setup --tests")
         }
         let chain = try Fresh.appleLikeChain.get()
         let compact = try Fresh.signer(chain).sign(
@@ -196,8 +199,7 @@ struct SigningTests {
                 print(transaction.transactionId, transaction.productId, transaction.expiresDate)
                 """.utf8), to: "check.py")
         let output = try Scratch.run(
-            "/usr/bin/env",
-            ["python3", scratch.path("check.py"), scratch.path("root.der"), scratch.path("transaction.jws")])
+            python, [scratch.path("check.py"), scratch.path("root.der"), scratch.path("transaction.jws")])
         #expect(output == "2000000000000002 com.example.pro.monthly 1719824400000")
     }
 }
@@ -207,6 +209,11 @@ final class Scratch {
     struct Failed: Error, CustomStringConvertible {
         let description: String
     }
+
+    /// The interpreter of the project's virtual environment, `.venv/bin/python3` at the package root (this file is
+    /// Tests/ReceiptJWSTests/SigningTests.swift), which `.ci/setup --tests` makes.
+    static let projectPython = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
+        .deletingLastPathComponent().deletingLastPathComponent().appendingPathComponent(".venv/bin/python3").path
 
     let directory: URL
 

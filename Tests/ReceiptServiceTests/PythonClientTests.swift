@@ -3,27 +3,33 @@ import ReceiptService
 import StrictJSON
 import Testing
 
-/// An existing verifyReceipt client, the Python library itunes-iap from PyPI (installed by `.ci/setup`), talks to
-/// the service with nothing changed but its URLs.
+/// An existing verifyReceipt client, the Python library itunes-iap from PyPI, talks to the service with nothing
+/// changed but its URLs. It runs on the project's virtual environment, which `.ci/setup --tests` makes.
 @Suite("An existing verifyReceipt client library works unchanged")
 struct PythonClientTests {
     static let script = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
         .appendingPathComponent("Clients/itunesiap_client.py")
+    /// `.venv/bin/python3` at the package root (this file is Tests/ReceiptServiceTests/PythonClientTests.swift).
+    static let python = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+        .deletingLastPathComponent().appendingPathComponent(".venv/bin/python3")
 
     /// Runs the client against the two services and returns what it printed.
     func runClient(production: ServiceFixture, sandbox: ServiceFixture, receipt: [UInt8]) throws -> JSONValue {
+        guard FileManager.default.isExecutableFile(atPath: Self.python.path) else {
+            throw FixtureError("no project Python at \(Self.python.path): run .ci/setup --tests")
+        }
         let check = Process()
-        check.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        check.arguments = ["python3", "-c", "import itunesiap"]
+        check.executableURL = Self.python
+        check.arguments = ["-c", "import itunesiap"]
         try check.run()
         check.waitUntilExit()
         guard check.terminationStatus == 0 else {
-            throw FixtureError("the Python package itunes-iap is missing: run .ci/setup (pip install itunes-iap)")
+            throw FixtureError("the Python package itunes-iap is missing from .venv: run .ci/setup --tests")
         }
         let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+        process.executableURL = Self.python
         process.arguments = [
-            "python3", Self.script.path, production.baseURL + "/verifyReceipt", sandbox.baseURL + "/verifyReceipt",
+            Self.script.path, production.baseURL + "/verifyReceipt", sandbox.baseURL + "/verifyReceipt",
             Data(receipt).base64EncodedString(),
         ]
         let output = Pipe()
