@@ -17,7 +17,7 @@ enum Anchors {
             do {
                 certificates += try Certificate.load(pemOrDER: bytes)
             } catch {
-                throw .usage("\(option) \(path): \(error)")
+                throw .rejected("\(option) \(path): \(error)")
             }
         }
         return certificates

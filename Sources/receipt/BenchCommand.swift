@@ -19,9 +19,12 @@ enum BenchCommand {
           --json        Print one JSON object.
         """
 
+    /// The options the command accepts.
+    static let options = OptionSpec(valued: ["--seconds", "--rounds", "--threads"], flags: ["--json"])
+
     static func run(_ arguments: [String]) throws(CommandFailure) {
         let parsed = try Arguments(
-            arguments, spec: OptionSpec(valued: ["--seconds", "--rounds", "--threads"], flags: ["--json"]))
+            arguments, spec: options)
         var configuration = Benchmark.Configuration()
         if let text = try parsed.single("--seconds") {
             guard let seconds = Double(text), seconds > 0, seconds <= 600 else {

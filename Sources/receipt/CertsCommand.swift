@@ -20,9 +20,12 @@ enum CertsCommand {
                                which insist on them (still TEST ONLY).
         """
 
+    /// The options the command accepts.
+    static let options = OptionSpec(valued: ["--algorithm", "--profile"], maximumPositionals: 2)
+
     static func run(_ arguments: [String]) throws(CommandFailure) {
         let parsed = try Arguments(
-            arguments, spec: OptionSpec(valued: ["--algorithm", "--profile"], maximumPositionals: 2))
+            arguments, spec: options)
         guard parsed.positionals.first == "create" else { throw .usage("expected 'certs create DIR'") }
         guard parsed.positionals.count == 2 else { throw .usage("DIR is required") }
         let directory = parsed.positionals[1]

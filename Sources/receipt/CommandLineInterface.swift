@@ -2,21 +2,27 @@
 enum CommandLineInterface {
     static let version = "0.1.0"
 
+    /// Every command with every option it accepts; the README's usage block is this text.
     static let usage = """
-        receipt \(version): sign and verify App Store-format receipts
+        receipt \(version): sign, verify and serve App Store-format receipts and purchase proofs
 
         Usage:
-          receipt verify [FILE|DIR|-]… --trust ANCHOR [--trust ANCHOR…] [--bundle-id ID] [--app-version V]
-                         [--device-id UUID|MAC] [--at RFC3339] [--json] [--max-… N]
+          receipt verify [FILE|DIR|-]… --trust ANCHOR [--trust ANCHOR…] [--intermediate CA…] [--bundle-id ID]
+                         [--app-version V] [--device-id UUID|MAC] [--at RFC3339] [--json] [-r|--recursive]
+                         [--max-input-size N] [--max-depth N] [--max-purchases N] [--max-decompressed-size N]
           receipt sign --key KEY.pem --cert LEAF.pem [--chain CA.pem…] [FILE|-] [-o OUT] [--base64] [--compress]
+                       [--format receipt|jws]
           receipt inspect FILE|- [--json]
           receipt certs create DIR [--algorithm rsa|ec] [--profile standard|apple-compatible]
-          receipt entitlements RECEIPT… --trust ANCHOR --catalog CATALOG.json [--now RFC3339] [--json]
+          receipt entitlements RECEIPT… --trust ANCHOR [--intermediate CA…] --catalog CATALOG.json
+                               [--now RFC3339] [--bundle-id ID] [--json]
           receipt bench [--seconds S] [--rounds N] [--threads T] [--json]
-          receipt serve --config FILE [--listen IPV4:PORT]
+          receipt serve --config FILE [--listen HOST:PORT]
+          receipt --version | --help
 
-        Run 'receipt COMMAND --help' for a command's options.
-        Exit status: 0 success, 1 input rejected (e.g. invalid receipt), 2 usage error, 3 file error.
+        These are all the options; 'receipt COMMAND --help' says what each one does.
+        Exit status, for every command: 0 success (verify: every proof is valid), 1 the input was rejected (an
+        invalid receipt, a bad request or configuration), 2 usage error, 3 a file could not be read or written.
         """
 
     static func run(_ arguments: [String]) -> ExitCode {

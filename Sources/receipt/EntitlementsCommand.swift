@@ -25,12 +25,13 @@ enum EntitlementsCommand {
           --json              Print one JSON object.
         """
 
+    /// The options the command accepts.
+    static let options = OptionSpec(
+        valued: ["--trust", "--intermediate", "--catalog", "--now", "--bundle-id"], flags: ["--json"],
+        maximumPositionals: .max)
+
     static func run(_ arguments: [String]) throws(CommandFailure) {
-        let parsed = try Arguments(
-            arguments,
-            spec: OptionSpec(
-                valued: ["--trust", "--intermediate", "--catalog", "--now", "--bundle-id"], flags: ["--json"],
-                maximumPositionals: .max))
+        let parsed = try Arguments(arguments, spec: options)
         guard !parsed.positionals.isEmpty else { throw .usage("at least one RECEIPT file is required") }
         guard let catalogPath = try parsed.single("--catalog") else { throw .usage("--catalog is required") }
         var now = ReceiptDate(millisecondsSince1970: Int64((Date().timeIntervalSince1970 * 1000).rounded(.down)))
@@ -48,7 +49,7 @@ enum EntitlementsCommand {
         } catch let failure as CommandFailure {
             throw failure
         } catch {
-            throw .usage("\(error)")
+            throw .rejected("\(error)")
         }
         let catalog: Catalog
         do {

@@ -23,8 +23,11 @@ enum InspectCommand {
           --json   Print one JSON object.
         """
 
+    /// The options the command accepts.
+    static let options = OptionSpec(flags: ["--json"], maximumPositionals: 1)
+
     static func run(_ arguments: [String]) throws(CommandFailure) {
-        let parsed = try Arguments(arguments, spec: OptionSpec(flags: ["--json"], maximumPositionals: 1))
+        let parsed = try Arguments(arguments, spec: options)
         guard let path = parsed.positionals.first else { throw .usage("FILE is required (use - for standard input)") }
         let limits = VerificationLimits()
         let input = try Files.read(path, limit: limits.maximumInputSize)

@@ -24,8 +24,11 @@ enum ServeCommand {
                               [::1]:8080 (port 0: any free port).
         """
 
+    /// The options the command accepts.
+    static let options = OptionSpec(valued: ["--config", "--listen"])
+
     static func run(_ arguments: [String]) throws(CommandFailure) {
-        let parsed = try Arguments(arguments, spec: OptionSpec(valued: ["--config", "--listen"], flags: []))
+        let parsed = try Arguments(arguments, spec: options)
         guard let path = try parsed.single("--config") else { throw .usage("--config FILE is required") }
         let listen: ListenAddress?
         do {

@@ -28,6 +28,7 @@ enum SignCommand {
                          purchase and renewal info for the latest period of each subscription, ES256 (the key
                          must be EC P-256) with the certificates in x5c, signedDate = receipt_creation_date,
                          environment from receipt_type (Production unless ProductionSandbox/Sandbox/Xcode).
+                         The same purchase JSON as for receipts; a device_id is ignored (said on standard error).
                          Apple's libraries want x5c = leaf, intermediate, root: pass the root with --chain too.
 
         Example:
@@ -35,12 +36,13 @@ enum SignCommand {
               --chain dev/intermediate-ca.pem purchase.json -o receipt.der
         """
 
+    /// The options the command accepts.
+    static let options = OptionSpec(
+        valued: ["--key", "--cert", "--chain", "-o", "--format"], flags: ["--base64", "--compress"],
+        maximumPositionals: 1)
+
     static func run(_ arguments: [String]) throws(CommandFailure) {
-        let parsed = try Arguments(
-            arguments,
-            spec: OptionSpec(
-                valued: ["--key", "--cert", "--chain", "-o", "--format"], flags: ["--base64", "--compress"],
-                maximumPositionals: 1))
+        let parsed = try Arguments(arguments, spec: options)
         guard let keyPath = try parsed.single("--key") else { throw .usage("--key is required") }
         guard let certificatePath = try parsed.single("--cert") else { throw .usage("--cert is required") }
         let output = try parsed.single("-o")
@@ -92,8 +94,9 @@ enum SignCommand {
     ) throws(CommandFailure) -> JSONObject {
         do {
             let request = try SigningRequest(json: requestJSON)
-            guard request.deviceIdentifier == nil else {
-                throw CommandFailure.usage("device_id binds app receipts; StoreKit 2 data has no device binding")
+            if request.deviceIdentifier != nil {
+                Files.printError(
+                    "receipt sign: device_id ignored: it binds app receipts, and StoreKit 2 data has no device binding")
             }
             let credentials = try SigningCredentials(
                 keyFile: keyFile, certificateFile: certificateFile, chainFiles: chainFiles)

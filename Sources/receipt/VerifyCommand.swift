@@ -39,14 +39,14 @@ enum VerifyCommand {
         Exit status: 0 valid (every receipt), 1 invalid (any), 2 usage error, 3 file error (any).
         """
 
+    /// The options the command accepts.
+    static let options = OptionSpec(
+        valued: LimitOptions.names.union([
+            "--trust", "--intermediate", "--bundle-id", "--app-version", "--device-id", "--at",
+        ]), flags: ["--json", "--recursive"], maximumPositionals: .max, aliases: ["-r": "--recursive"])
+
     static func run(_ arguments: [String]) throws(CommandFailure) {
-        let parsed = try Arguments(
-            arguments,
-            spec: OptionSpec(
-                valued: LimitOptions.names.union([
-                    "--trust", "--intermediate", "--bundle-id", "--app-version", "--device-id", "--at",
-                ]),
-                flags: ["--json", "--recursive"], maximumPositionals: .max, aliases: ["-r": "--recursive"]))
+        let parsed = try Arguments(arguments, spec: options)
         var options = VerificationOptions()
         options.bundleID = try parsed.single("--bundle-id")
         options.applicationVersion = try parsed.single("--app-version")
@@ -71,7 +71,7 @@ enum VerifyCommand {
         } catch let failure as CommandFailure {
             throw failure
         } catch {
-            throw .usage("\(error)")
+            throw .rejected("\(error)")
         }
         let json = parsed.flag("--json")
         if let listing = Batch.listing(parsed.positionals, recursive: parsed.flag("--recursive")) {

@@ -127,6 +127,24 @@ struct SignJWSTests {
         }
     }
 
+    @Test("the app-receipt purchase JSON signs as StoreKit 2 data too: its device_id is ignored, and said so")
+    func samePurchaseJSON() throws {
+        let runner = try CLIRunner()
+        try runner.makeChainAndRequest(algorithm: "ec")
+        let signed = try runner.run([
+            "sign", "--format", "jws", "--key", "dev/receipt-signer.key", "--cert", "dev/receipt-signer.pem",
+            "--chain", "dev/intermediate-ca.pem", "purchase.json",
+        ])
+        #expect(signed.status == 0, "\(signed.standardError)")
+        #expect(signed.standardError.contains("device_id ignored"))
+        let json = try JSONValue(parsing: signed.standardOutput)
+        guard case .array(let transactions)? = json["signed_transactions"] else {
+            Issue.record("unexpected output \(json)")
+            return
+        }
+        #expect(transactions.count == 2)
+    }
+
     @Test("an RSA key cannot sign ES256, and receipt-only options are refused")
     func refusals() throws {
         let runner = try CLIRunner()
