@@ -151,5 +151,6 @@ let package = Package(
             exclude: ["Clients"]
         ),
         .testTarget(name: "ReceiptCLITests", dependencies: ["receipt", "ReceiptCrypto", "ReceiptVerifier"]),
+        .testTarget(name: "ZoneInfoTests", dependencies: ["ZoneInfo"], resources: [.copy("Vectors")]),
     ]
 )
