@@ -21,6 +21,7 @@ let package = Package(
         .library(name: "ReceiptBenchmark", targets: ["ReceiptBenchmark"]),
         .library(name: "PropertyList", targets: ["PropertyList"]),
         .library(name: "LegacyReceipt", targets: ["LegacyReceipt"]),
+        .library(name: "ZoneInfo", targets: ["ZoneInfo"]),
         .executable(name: "receipt", targets: ["receipt"]),
     ],
     targets: [
@@ -71,6 +72,7 @@ let package = Package(
         ),
         .target(name: "ReceiptJWS", dependencies: ["ReceiptCrypto", "ReceiptDER", "ReceiptModel", "StrictJSON"]),
         .target(name: "PropertyList"),
+        .target(name: "ZoneInfo"),
         .target(
             name: "LegacyReceipt",
             dependencies: ["PropertyList", "ReceiptCrypto", "ReceiptDER", "ReceiptModel", "StrictJSON"]
@@ -151,5 +153,6 @@ let package = Package(
             exclude: ["Clients"]
         ),
         .testTarget(name: "ReceiptCLITests", dependencies: ["receipt", "ReceiptCrypto", "ReceiptVerifier"]),
+        .testTarget(name: "ZoneInfoTests", dependencies: ["ZoneInfo"], resources: [.copy("Vectors")]),
     ]
 )
