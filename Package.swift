@@ -50,7 +50,7 @@ let package = Package(
         .target(name: "ReceiptDER"),
         .target(name: "StrictJSON"),
         .target(name: "ReceiptCMS", dependencies: ["ReceiptDER"]),
-        .target(name: "ReceiptModel", dependencies: ["ReceiptDER", "StrictJSON"]),
+        .target(name: "ReceiptModel", dependencies: ["ReceiptDER", "StrictJSON", "ZoneInfo"]),
         .target(name: "ReceiptCrypto", dependencies: ["CReceiptOpenSSL", "CReceiptShims", "ReceiptDER"]),
         .target(
             name: "ReceiptSigner",
@@ -90,7 +90,7 @@ let package = Package(
             name: "ReceiptService",
             dependencies: [
                 "Entitlements", "HTTPServer", "ReceiptCrypto", "ReceiptDER", "ReceiptLedger", "ReceiptModel",
-                "ReceiptSigner", "ReceiptVerifier", "StrictJSON",
+                "ReceiptSigner", "ReceiptVerifier", "StrictJSON", "ZoneInfo",
             ]
         ),
 
@@ -111,7 +111,7 @@ let package = Package(
         ),
         .testTarget(name: "ReceiptDERTests", dependencies: ["ReceiptDER"], resources: [.copy("Vectors")]),
         .testTarget(name: "StrictJSONTests", dependencies: ["StrictJSON"]),
-        .testTarget(name: "ReceiptModelTests", dependencies: ["ReceiptModel", "ReceiptDER", "StrictJSON"]),
+        .testTarget(name: "ReceiptModelTests", dependencies: ["ReceiptModel", "ReceiptDER", "StrictJSON", "ZoneInfo"]),
         .testTarget(
             name: "ReceiptVerifierTests",
             dependencies: [
@@ -150,7 +150,7 @@ let package = Package(
                 "HTTPServer", "ReceiptService", "receipt", "ReceiptCrypto", "ReceiptLedger", "ReceiptModel",
                 "ReceiptSigner", "ReceiptVerifier", "StrictJSON",
             ],
-            exclude: ["Clients"]
+            exclude: ["Clients", "Vectors"]
         ),
         .testTarget(name: "ReceiptCLITests", dependencies: ["receipt", "ReceiptCrypto", "ReceiptVerifier"]),
         .testTarget(name: "ZoneInfoTests", dependencies: ["ZoneInfo"], resources: [.copy("Vectors")]),

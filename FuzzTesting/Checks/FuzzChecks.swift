@@ -145,7 +145,9 @@ public enum FuzzChecks {
         for product in catalog.products where catalog.product(product.id) != product {
             return "product \(product.id) is not found by its id"
         }
-        guard let rebuilt = try? Catalog(products: catalog.products, gracePeriod: catalog.gracePeriod),
+        guard
+            let rebuilt = try? Catalog(
+                products: catalog.products, gracePeriod: catalog.gracePeriod, bundleID: catalog.bundleID),
             rebuilt == catalog
         else { return "a valid catalog fails validation when rebuilt from its values" }
         return nil

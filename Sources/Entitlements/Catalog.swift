@@ -7,7 +7,8 @@ public typealias CatalogError = JSONFieldError
 /// The app's product configuration: what each product is and which entitlements it grants.
 ///
 /// ```json
-/// {"products": [
+/// {"bundle_id": "com.example.game",
+///  "products": [
 ///    {"id": "com.example.removeads", "type": "non_consumable", "entitlements": ["no_ads"]},
 ///    {"id": "com.example.pro.monthly", "type": "auto_renewable", "entitlements": ["pro"], "group": "main", "rank": 2},
 ///    {"id": "com.example.season", "type": "non_renewing", "entitlements": ["season"], "duration": "P30D"},
@@ -52,10 +53,14 @@ public struct Catalog: Hashable, Sendable {
     public let products: [Product]
     /// How long an auto-renewable subscription keeps its entitlements after it expires; nil for none.
     public let gracePeriod: ISODuration?
+    /// The app the catalog describes, when it says so: the service then names each subscription's group
+    /// (`subscription_group_identifier`) in that app's verifyReceipt answers.
+    public let bundleID: String?
     private let productsByID: [String: Product]
 
     /// A catalog from values, validated by the same rules as ``init(json:)``.
-    public init(products: [Product], gracePeriod: ISODuration? = nil) throws(CatalogError) {
+    public init(products: [Product], gracePeriod: ISODuration? = nil, bundleID: String? = nil) throws(CatalogError) {
+        if bundleID?.isEmpty == true { throw CatalogError(path: "bundle_id", rule: "must not be empty") }
         var byID: [String: Product] = [:]
         var firstIndex: [String: Int] = [:]
         var ranks: [String: [Int: Int]] = [:]
@@ -103,6 +108,7 @@ public struct Catalog: Hashable, Sendable {
         }
         self.products = products
         self.gracePeriod = gracePeriod.flatMap { $0.isZero ? nil : $0 }
+        self.bundleID = bundleID
         self.productsByID = byID
     }
 
@@ -115,7 +121,7 @@ public struct Catalog: Hashable, Sendable {
             throw CatalogError(path: "", rule: "not valid JSON: \(error)")
         }
         let root = try JSONObjectReader(document)
-        try root.rejectUnknownKeys(allowed: ["products", "grace_period"])
+        try root.rejectUnknownKeys(allowed: ["bundle_id", "products", "grace_period"])
         var gracePeriod: ISODuration?
         if let text = try root.string("grace_period") {
             guard let duration = ISODuration(text) else {
@@ -130,7 +136,7 @@ public struct Catalog: Hashable, Sendable {
         for (index, element) in elements.enumerated() {
             products.append(try Self.product(element, path: "products[\(index)]"))
         }
-        try self.init(products: products, gracePeriod: gracePeriod)
+        try self.init(products: products, gracePeriod: gracePeriod, bundleID: try root.string("bundle_id"))
     }
 
     /// The product with this id, if the catalog has it.

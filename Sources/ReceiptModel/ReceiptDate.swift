@@ -1,3 +1,5 @@
+import ZoneInfo
+
 /// An instant with millisecond precision, as receipts carry them.
 ///
 /// Receipts store dates as RFC 3339 text in an IA5String; verifyReceipt prints them as
@@ -94,6 +96,14 @@ public struct ReceiptDate: Hashable, Comparable, Sendable, CustomStringConvertib
     public var appleFormat: String {
         let civil = CivilTime(secondsSince1970: secondsSince1970)
         return "\(civil.dateText) \(civil.timeText) Etc/GMT"
+    }
+
+    /// verifyReceipt's form in a zone's local time, as its `*_pst` twins are in America/Los_Angeles:
+    /// `2020-07-22 10:39:08 America/Los_Angeles` (whole seconds, the zone's offset at that instant).
+    public func appleFormat(in zone: TimeZoneRules) -> String {
+        let seconds = secondsSince1970
+        let civil = CivilTime(secondsSince1970: seconds + Int64(zone.localTime(at: seconds).utcOffset))
+        return "\(civil.dateText) \(civil.timeText) \(zone.name)"
     }
 
     public var description: String { rfc3339 }

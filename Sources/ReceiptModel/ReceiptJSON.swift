@@ -1,4 +1,5 @@
 import StrictJSON
+import ZoneInfo
 
 /// A JSON document that does not describe a receipt: the key path (`in_app[2].purchase_date`, empty for the
 /// document) and what is wrong with it.
@@ -9,7 +10,12 @@ extension Receipt {
     /// `2024-06-05 12:00:00 Etc/GMT` with `_ms` twins as strings; `app_item_id` (repeated as `adam_id`, as Apple
     /// does), `download_id` and `version_external_identifier` as numbers; `in_app` always present. Absent fields
     /// are omitted.
-    public var verifyReceiptJSON: JSONObject {
+    public var verifyReceiptJSON: JSONObject { verifyReceiptJSON(pacificTime: nil) }
+
+    /// ``verifyReceiptJSON`` as Apple's verifyReceipt answer writes it: with `pacificTime`, every date also gets
+    /// its `_pst` twin in that zone's local time (Apple's is America/Los_Angeles, with its daylight-saving rules);
+    /// with `requestDate`, the `request_date` trio follows `receipt_creation_date`'s, as in Apple's answer.
+    public func verifyReceiptJSON(pacificTime zone: TimeZoneRules?, requestDate: ReceiptDate? = nil) -> JSONObject {
         var object = JSONObject()
         object["receipt_type"] = receiptType.map(JSONValue.string)
         object["adam_id"] = appItemID.map(JSONValue.integer)
@@ -18,11 +24,12 @@ extension Receipt {
         object["application_version"] = applicationVersion.map(JSONValue.string)
         object["download_id"] = downloadID.map(JSONValue.integer)
         object["version_external_identifier"] = versionExternalIdentifier.map(JSONValue.integer)
-        object.setDate("receipt_creation_date", creationDate)
-        object.setDate("original_purchase_date", originalPurchaseDate)
+        object.setDate("receipt_creation_date", creationDate, zone)
+        object.setDate("request_date", requestDate, zone)
+        object.setDate("original_purchase_date", originalPurchaseDate, zone)
         object["original_application_version"] = originalApplicationVersion.map(JSONValue.string)
-        object.setDate("expiration_date", expirationDate)
-        object["in_app"] = .array(inAppPurchases.map { .object($0.verifyReceiptJSON) })
+        object.setDate("expiration_date", expirationDate, zone)
+        object["in_app"] = .array(inAppPurchases.map { .object($0.verifyReceiptJSON(pacificTime: zone)) })
         return object
     }
 
@@ -70,16 +77,20 @@ extension Receipt {
 
 extension InAppPurchase {
     /// This purchase in verifyReceipt's vocabulary (see ``Receipt/verifyReceiptJSON``).
-    public var verifyReceiptJSON: JSONObject {
+    public var verifyReceiptJSON: JSONObject { verifyReceiptJSON(pacificTime: nil) }
+
+    /// This purchase as Apple's verifyReceipt answer writes it: with `pacificTime`, every date with its `_pst`
+    /// twin (see ``Receipt/verifyReceiptJSON(pacificTime:requestDate:)``).
+    public func verifyReceiptJSON(pacificTime zone: TimeZoneRules?) -> JSONObject {
         var object = JSONObject()
         object["quantity"] = quantity.map { .string(String($0)) }
         object["product_id"] = .string(productID)
         object["transaction_id"] = .string(transactionID)
         object["original_transaction_id"] = originalTransactionID.map(JSONValue.string)
-        object.setDate("purchase_date", purchaseDate)
-        object.setDate("original_purchase_date", originalPurchaseDate)
-        object.setDate("expires_date", expiresDate)
-        object.setDate("cancellation_date", cancellationDate)
+        object.setDate("purchase_date", purchaseDate, zone)
+        object.setDate("original_purchase_date", originalPurchaseDate, zone)
+        object.setDate("expires_date", expiresDate, zone)
+        object.setDate("cancellation_date", cancellationDate, zone)
         object["web_order_line_item_id"] = webOrderLineItemID.map { .string(String($0)) }
         object["is_trial_period"] = isTrialPeriod.map { .string(String($0)) }
         object["is_in_intro_offer_period"] = isInIntroOfferPeriod.map { .string(String($0)) }
@@ -122,10 +133,11 @@ private func dateKeys(_ names: String...) -> Set<String> {
 }
 
 extension JSONObject {
-    fileprivate mutating func setDate(_ key: String, _ date: ReceiptDate?) {
+    fileprivate mutating func setDate(_ key: String, _ date: ReceiptDate?, _ zone: TimeZoneRules?) {
         guard let date else { return }
         self[key] = .string(date.appleFormat)
         self[key + "_ms"] = .string(String(date.millisecondsSince1970))
+        if let zone { self[key + "_pst"] = .string(date.appleFormat(in: zone)) }
     }
 }
 

@@ -6,6 +6,7 @@ import ReceiptLedger
 import ReceiptModel
 import ReceiptVerifier
 import StrictJSON
+import ZoneInfo
 
 /// The receipt service's request handling, independent of how requests arrive: routing, authentication, the
 /// endpoints, metrics and one structured log line per request. ``ReceiptServer`` puts it behind HTTP.
@@ -26,6 +27,8 @@ public final class ReceiptService: Sendable {
     private let tokenDigests: [[UInt8]]
     private let log: @Sendable (String) -> Void
     let clock: @Sendable () -> ReceiptDate
+    /// America/Los_Angeles from the system's time-zone database: the zone of Apple's `*_pst` dates.
+    let pacificTime: TimeZoneRules
 
     /// A service over `ledger`; `log` receives one JSON line per request (no receipt contents, no secrets), and
     /// `clock` tells the time (the system's by default).
@@ -43,10 +46,21 @@ public final class ReceiptService: Sendable {
         } catch {
             throw ServiceConfigurationError(path: "trust", rule: "\(error)")
         }
+        do {
+            pacificTime = try TimeZoneRules.system(Self.pacificZoneName)
+        } catch {
+            throw ServiceConfigurationError(
+                path: "",
+                rule: "verifyReceipt's *_pst dates need the system's time-zone data for \(Self.pacificZoneName) "
+                    + "(Debian: apt-get install tzdata): \(error)")
+        }
         tokenDigests = configuration.tokens.map { DigestAlgorithm.sha256.hash(Array($0.utf8)[...]) }
         self.log = log
         self.clock = clock
     }
+
+    /// The zone of the `*_pst` twins in Apple's verifyReceipt answers, with its daylight-saving rules.
+    public static let pacificZoneName = "America/Los_Angeles"
 
     /// The current time, to the millisecond.
     public static let systemTime: @Sendable () -> ReceiptDate = {

@@ -65,7 +65,8 @@ public struct ServiceConfiguration: Sendable {
     public var verifyRequiresToken: Bool
     /// When set, `/verifyReceipt` requests must carry it as `password` (21004 otherwise).
     public var sharedSecret: String?
-    /// Catalogs that `/v1/entitlements` requests can name by id.
+    /// Catalogs that `/v1/entitlements` requests can name by id; one that names its `bundle_id` also gives
+    /// that app's verifyReceipt answers their `subscription_group_identifier`.
     public var catalogs: [String: Catalog]
     /// Bounds on each receipt verified.
     public var verificationLimits: VerificationLimits
@@ -107,6 +108,11 @@ public struct ServiceConfiguration: Sendable {
         self.maximumConnections = maximumConnections
         self.connectionTimeoutSeconds = connectionTimeoutSeconds
         self.threads = threads
+    }
+
+    /// The catalog that describes the app `bundleID`, if one says so.
+    public func catalog(forBundleID bundleID: String) -> Catalog? {
+        catalogs.values.first { $0.bundleID == bundleID }
     }
 
     /// Reads and validates the configuration file at `path`.
@@ -237,14 +243,25 @@ public struct ServiceConfiguration: Sendable {
     {
         guard let catalogs = try reader.object("catalogs") else { return [:] }
         var result: [String: Catalog] = [:]
+        var idByBundle: [String: String] = [:]
         for id in catalogs.object.keys {
             let path = try catalogs.requiredString(id)
             let bytes = try read(resolve(path), for: catalogs.path(id))
+            let catalog: Catalog
             do {
-                result[id] = try Catalog(json: bytes)
+                catalog = try Catalog(json: bytes)
             } catch {
                 throw JSONFieldError(path: catalogs.path(id), rule: "\(path): \(error)")
             }
+            if let bundleID = catalog.bundleID {
+                if let other = idByBundle[bundleID] {
+                    throw JSONFieldError(
+                        path: catalogs.path(id),
+                        rule: "\(path): bundle_id \"\(bundleID)\" is also the bundle of catalogs.\(other)")
+                }
+                idByBundle[bundleID] = id
+            }
+            result[id] = catalog
         }
         return result
     }

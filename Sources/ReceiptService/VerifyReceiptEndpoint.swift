@@ -1,3 +1,4 @@
+import Entitlements
 import HTTPServer
 import ReceiptCrypto
 import ReceiptDER
@@ -11,8 +12,10 @@ import StrictJSON
 /// Request: `{"receipt-data": BASE64, "password"?: STRING, "exclude-old-transactions"?: BOOL}`. Response (HTTP
 /// 200 whatever the outcome, as Apple's): `status` (0; 21000 unreadable request; 21002 malformed receipt; 21003 not
 /// authenticated; 21004 wrong shared secret; 21007 sandbox receipt sent to production; 21008 the reverse; 21009
-/// the ledger could not be read), `environment`, and for status 0 `receipt`, `latest_receipt_info` and, when the
-/// service can sign and the receipt holds an auto-renewable subscription, `latest_receipt`. A failure also carries `error` with this project's code and message.
+/// the ledger could not be read), `environment`, and for status 0 `receipt` (with Apple's `*_pst` twins and
+/// `request_date`) and, when the receipt holds an auto-renewable subscription, `latest_receipt_info` (oldest
+/// first) and `latest_receipt`: the receipt as sent, or a freshly signed one when the ledger knows newer
+/// transactions. A failure also carries `error` with this project's code and message.
 extension ReceiptService {
     /// Receipt types that belong to Apple's sandbox rather than production.
     static let sandboxReceiptTypes: Set<String> = ["ProductionSandbox", "Sandbox", "ProductionVPPSandbox", "Xcode"]
@@ -66,9 +69,10 @@ extension ReceiptService {
             default: break
             }
         }
-        let transactions: [InAppPurchase]
+        let requestDate = clock()
+        let latest: LatestTransactions
         do {
-            transactions = try latestTransactions(of: receipt)
+            latest = try latestTransactions(of: receipt)
         } catch {
             metrics.recordVerification(outcome: "ledger_unavailable")
             return verifyReceiptStatus(21009, code: "ledger_unavailable", message: error.description)
@@ -76,20 +80,23 @@ extension ReceiptService {
         metrics.recordVerification(outcome: "valid")
         var object = JSONObject([
             "status": .integer(0), "environment": .string(configuration.environment.rawValue),
-            "receipt": .object(receipt.verifyReceiptJSON),
+            "receipt": .object(receipt.verifyReceiptJSON(pacificTime: pacificTime, requestDate: requestDate)),
         ])
-        let newestFirst = transactions.sorted {
-            ($0.purchaseDate, $0.transactionID) > ($1.purchaseDate, $1.transactionID)
-        }
-        let listed = parsed.excludeOldTransactions ? Self.latestOfEachSubscription(newestFirst) : newestFirst
-        object["latest_receipt_info"] = .array(listed.map { .object($0.verifyReceiptJSON) })
-        // As Apple's, latest_receipt comes only with auto-renewable subscriptions (purchases that expire).
-        if let signer = configuration.signer, transactions.contains(where: { $0.expiresDate != nil }) {
-            var latest = receipt
-            latest.creationDate = clock()
-            latest.inAppPurchases = transactions
+        // As Apple's, latest_receipt_info and latest_receipt come only with auto-renewable subscriptions
+        // (purchases that expire).
+        guard latest.transactions.contains(where: { $0.expiresDate != nil }) else { return .json(object) }
+        let listed =
+            parsed.excludeOldTransactions ? Self.latestOfEachSubscription(latest.transactions) : latest.transactions
+        let catalog = configuration.catalog(forBundleID: receipt.bundleID)
+        object["latest_receipt_info"] = .array(listed.map { .object(latestReceiptInfo($0, catalog: catalog)) })
+        if !latest.ledgerHasNewer {
+            object["latest_receipt"] = .string(Self.canonicalBase64(parsed.receiptData))
+        } else if let signer = configuration.signer {
+            var updated = receipt
+            updated.creationDate = requestDate
+            updated.inAppPurchases = latest.transactions
             do {
-                object["latest_receipt"] = .string(Base64.encode(try signer.sign(latest)))
+                object["latest_receipt"] = .string(Base64.encode(try signer.sign(updated)))
             } catch {
                 throw ServiceError(status: 500, code: "signing_failed", message: "latest_receipt: \(error)")
             }
@@ -97,29 +104,68 @@ extension ReceiptService {
         return .json(object)
     }
 
+    /// One entry of `latest_receipt_info`: the purchase as in `in_app`, and for a subscription the catalog's
+    /// group as `subscription_group_identifier`, as Apple's entries carry it.
+    func latestReceiptInfo(_ purchase: InAppPurchase, catalog: Catalog?) -> JSONObject {
+        var entry = purchase.verifyReceiptJSON(pacificTime: pacificTime)
+        if let product = catalog?.product(purchase.productID), product.type == .autoRenewable {
+            entry["subscription_group_identifier"] = product.group.map(JSONValue.string)
+        }
+        return entry
+    }
+
+    /// The receipt data as Apple echoes it in `latest_receipt`: base64 without line breaks or spaces.
+    static func canonicalBase64(_ receiptData: [UInt8]) -> String {
+        if receiptData.first == 0x30 { return Base64.encode(receiptData) }
+        return String(decoding: receiptData.filter { $0 != 0x20 && $0 != 0x0A && $0 != 0x0D }, as: UTF8.self)
+    }
+
+    /// A receipt's purchases brought up to date from the ledger, in purchase order (oldest first, as Apple's
+    /// `latest_receipt_info`), and whether the ledger knew anything the receipt does not say.
+    struct LatestTransactions {
+        var transactions: [InAppPurchase]
+        /// A transaction the receipt lacks, or a refund or expiry that differs from the receipt's.
+        var ledgerHasNewer: Bool
+    }
+
     /// The receipt's purchases brought up to date from the ledger: when the ledger knows the customer who made any
     /// of them, all of that customer's transactions for the app, with the ledger's version (refunds included)
-    /// replacing the receipt's. In purchase order.
-    func latestTransactions(of receipt: Receipt) throws(LedgerError) -> [InAppPurchase] {
+    /// replacing the receipt's.
+    func latestTransactions(of receipt: Receipt) throws(LedgerError) -> LatestTransactions {
+        let inPurchaseOrder = { (purchases: [InAppPurchase]) in
+            purchases.sorted { ($0.purchaseDate, $0.transactionID) < ($1.purchaseDate, $1.transactionID) }
+        }
         let ids = receipt.inAppPurchases.map(\.transactionID)
         guard let known = try ledger.transaction(withAnyOf: ids), known.bundleID == receipt.bundleID else {
-            return receipt.inAppPurchases
+            return LatestTransactions(transactions: inPurchaseOrder(receipt.inAppPurchases), ledgerHasNewer: false)
         }
         let recorded = try ledger.transactions(customerID: known.customerID, bundleID: receipt.bundleID)
         var byID: [String: InAppPurchase] = [:]
         for purchase in receipt.inAppPurchases { byID[purchase.transactionID] = purchase }
-        for transaction in recorded { byID[transaction.purchase.transactionID] = transaction.purchase }
-        return byID.values.sorted { ($0.purchaseDate, $0.transactionID) < ($1.purchaseDate, $1.transactionID) }
+        var newer = false
+        for transaction in recorded {
+            let purchase = transaction.purchase
+            if let inReceipt = byID[purchase.transactionID] {
+                newer =
+                    newer || inReceipt.cancellationDate != purchase.cancellationDate
+                    || inReceipt.expiresDate != purchase.expiresDate
+            } else {
+                newer = true
+            }
+            byID[purchase.transactionID] = purchase
+        }
+        return LatestTransactions(transactions: inPurchaseOrder(Array(byID.values)), ledgerHasNewer: newer)
     }
 
     /// With `exclude-old-transactions`: of each subscription (purchases with an expiry, grouped by original
-    /// transaction), only the newest; other purchases stay. `newestFirst` must be sorted newest first.
-    static func latestOfEachSubscription(_ newestFirst: [InAppPurchase]) -> [InAppPurchase] {
+    /// transaction), only the newest; other purchases stay. `inPurchaseOrder` must be sorted oldest first.
+    static func latestOfEachSubscription(_ inPurchaseOrder: [InAppPurchase]) -> [InAppPurchase] {
         var seen = Set<String>()
-        return newestFirst.filter { purchase in
+        let newestFirst = inPurchaseOrder.reversed().filter { purchase in
             guard purchase.expiresDate != nil else { return true }
             return seen.insert(purchase.originalTransactionID ?? purchase.transactionID).inserted
         }
+        return newestFirst.reversed()
     }
 }
 

@@ -1,4 +1,6 @@
 import ReceiptModel
+import StrictJSON
+import ZoneInfo
 import Testing
 
 // Expected instants below were computed independently of the code under test (Python's calendar.timegm).
@@ -234,5 +236,54 @@ struct ReceiptDateExtremeTests {
     func saturatingSeconds() {
         #expect(ReceiptDate(secondsSince1970: .max).millisecondsSince1970 == .max)
         #expect(ReceiptDate(secondsSince1970: .min).millisecondsSince1970 == .min)
+    }
+}
+
+@Suite("Receipt dates in Apple's Pacific-time form (the *_pst twins)")
+struct PacificTimeTests {
+    static let pacific: TimeZoneRules? = try? TimeZoneRules.system("America/Los_Angeles")
+
+    @Test(
+        "an instant is shown in Los Angeles' local time with that year's daylight-saving rule",
+        arguments: [
+            (1_595_439_548_000, "2020-07-22 10:39:08 America/Los_Angeles"),
+            (1_375_340_400_000, "2013-08-01 00:00:00 America/Los_Angeles"),
+            (1_704_067_200_000, "2023-12-31 16:00:00 America/Los_Angeles"),
+            (1_143_885_600_000, "2006-04-01 02:00:00 America/Los_Angeles"),
+            (1_173_693_600_000, "2007-03-12 03:00:00 America/Los_Angeles"),
+            (4_118_054_400_000, "2100-06-30 09:00:00 America/Los_Angeles"),
+            (-500, "1969-12-31 15:59:59 America/Los_Angeles"),
+        ] as [(Int64, String)])
+    func pacificForm(milliseconds: Int64, expected: String) throws {
+        let zone = try #require(Self.pacific, "the system's time-zone data lacks America/Los_Angeles")
+        #expect(ReceiptDate(millisecondsSince1970: milliseconds).appleFormat(in: zone) == expected)
+    }
+
+    @Test("with a zone and a request date, the JSON has Apple's *_pst twins and the request_date trio in its place")
+    func receiptJSON() throws {
+        let zone = try #require(Self.pacific)
+        let receipt = Receipt(
+            bundleID: "b", creationDate: ReceiptDate(millisecondsSince1970: 1_595_439_548_000), appItemID: 0,
+            inAppPurchases: [
+                InAppPurchase(
+                    productID: "p", transactionID: "1",
+                    purchaseDate: ReceiptDate(millisecondsSince1970: 1_594_755_400_000))
+            ])
+        let json = receipt.verifyReceiptJSON(
+            pacificTime: zone, requestDate: ReceiptDate(millisecondsSince1970: 1_595_440_486_402))
+        #expect(
+            json.keys == [
+                "adam_id", "app_item_id", "bundle_id", "receipt_creation_date", "receipt_creation_date_ms",
+                "receipt_creation_date_pst", "request_date", "request_date_ms", "request_date_pst", "in_app",
+            ])
+        #expect(json["request_date"] == .string("2020-07-22 17:54:46 Etc/GMT"))
+        #expect(json["request_date_ms"] == .string("1595440486402"))
+        #expect(json["request_date_pst"] == .string("2020-07-22 10:54:46 America/Los_Angeles"))
+        guard case .array(let purchases)? = json["in_app"], let first = purchases.first else {
+            Issue.record("no purchase in \(json)")
+            return
+        }
+        #expect(first["purchase_date_pst"] == .string("2020-07-14 12:36:40 America/Los_Angeles"))
+        #expect(receipt.verifyReceiptJSON.keys.contains("receipt_creation_date_pst") == false)
     }
 }

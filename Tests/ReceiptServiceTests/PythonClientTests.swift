@@ -1,4 +1,5 @@
 import Foundation
+import ReceiptModel
 import ReceiptService
 import StrictJSON
 import Testing
@@ -46,7 +47,7 @@ struct PythonClientTests {
         return try JSONValue(parsing: [UInt8](printed))
     }
 
-    @Test("itunes-iap reads our answer for a production receipt: status, purchases, dates, latest_receipt_info")
+    @Test("itunes-iap reads our answer for a production receipt: status, purchases, dates, no latest_receipt_info")
     func productionReceipt() throws {
         let production = try ServiceFixture()
         let sandbox = try ServiceFixture { $0.environment = .sandbox }
@@ -57,8 +58,20 @@ struct PythonClientTests {
         #expect(answer["bundle_id"] == .string("com.example.game"))
         #expect(answer["in_app"]?[0]?["purchase_date"] == .string("2024-06-02T00:00:00+00:00"))
         #expect(answer["in_app"]?[0]?["quantity"] == .integer(1))
-        #expect(answer["latest_receipt_info"] == .array([.string("1002"), .string("1001")]))
+        #expect(answer["latest_receipt_info"] == .null, "as Apple's, only subscriptions bring latest_receipt_info")
         #expect(answer["last_in_app"] == .string("com.example.pro"))
+    }
+
+    @Test("itunes-iap reads latest_receipt_info of a receipt with a subscription, in purchase order")
+    func subscriptionReceipt() throws {
+        let production = try ServiceFixture()
+        let sandbox = try ServiceFixture { $0.environment = .sandbox }
+        var subscribed = sampleReceipt(purchases: [("com.example.coins", "1001", 1), ("com.example.pro", "1002", 3)])
+        subscribed.inAppPurchases[1].expiresDate = ReceiptDate(millisecondsSince1970: 1_720_000_000_000)
+        let answer = try runClient(
+            production: production, sandbox: sandbox, receipt: try ServiceFixture.signed(subscribed))
+        #expect(answer["status"] == .integer(0))
+        #expect(answer["latest_receipt_info"] == .array([.string("1001"), .string("1002")]))
     }
 
     @Test("a sandbox receipt gets 21007 from production, and the client retries the sandbox service as Apple advises")

@@ -1,3 +1,4 @@
+import Entitlements
 import Foundation
 import ReceiptCrypto
 import ReceiptModel
@@ -6,12 +7,20 @@ import ReceiptSigner
 import ReceiptVerifier
 import StrictJSON
 import Testing
+import ZoneInfo
 
 @Suite("POST /verifyReceipt answers as Apple's verifyReceipt does")
 struct VerifyReceiptEndpointTests {
     let receipt = sampleReceipt(purchases: [("com.example.coins", "1001", 1), ("com.example.pro", "1002", 3)])
 
-    @Test("a valid receipt gets status 0, the receipt, and its transactions newest first")
+    /// The receipt with one purchase turned into an auto-renewable subscription (it expires).
+    var subscribed: Receipt {
+        var subscribed = receipt
+        subscribed.inAppPurchases[1].expiresDate = ReceiptDate(millisecondsSince1970: 1_720_000_000_000)
+        return subscribed
+    }
+
+    @Test("a valid receipt gets status 0 and the receipt with Apple's *_pst twins; without a subscription nothing else")
     func validReceipt() throws {
         let fixture = try ServiceFixture()
         let reply = try fixture.post(
@@ -20,26 +29,71 @@ struct VerifyReceiptEndpointTests {
         let json = try reply.json()
         #expect(json["status"] == .integer(0))
         #expect(json["environment"] == .string("Production"))
-        #expect(json["receipt"] == .object(receipt.verifyReceiptJSON))
-        #expect(json["latest_receipt_info"]?.transactionIDs == ["1002", "1001"])
+        guard case .object(var answered)? = json["receipt"] else {
+            Issue.record("no receipt in \(json)")
+            return
+        }
+        for key in ["request_date", "request_date_ms", "request_date_pst"] {
+            #expect(answered[key] != nil)
+            answered[key] = nil
+        }
+        let pacific = try TimeZoneRules.system("America/Los_Angeles")
+        #expect(answered == receipt.verifyReceiptJSON(pacificTime: pacific))
+        #expect(json["latest_receipt_info"] == nil, "Apple sends it only with auto-renewable subscriptions")
         #expect(json["latest_receipt"] == nil, "Apple sends latest_receipt only with auto-renewable subscriptions")
     }
 
-    @Test("a receipt with a subscription also gets latest_receipt: a fresh receipt signed by the service")
+    @Test("a receipt with a subscription also gets latest_receipt_info, oldest first, and latest_receipt as sent")
     func latestReceipt() throws {
-        var subscribed = receipt
-        subscribed.inAppPurchases[1].expiresDate = ReceiptDate(millisecondsSince1970: 1_720_000_000_000)
         let fixture = try ServiceFixture()
-        let json = try fixture.post(
-            "/verifyReceipt", json: ServiceFixture.verifyRequest(try ServiceFixture.signed(subscribed))
-        ).json()
+        let signed = try ServiceFixture.signed(subscribed)
+        let json = try fixture.post("/verifyReceipt", json: ServiceFixture.verifyRequest(signed)).json()
+        #expect(json["latest_receipt_info"]?.transactionIDs == ["1001", "1002"])
+        #expect(json["latest_receipt"] == .string(Data(signed).base64EncodedString()))
+    }
+
+    @Test("when the ledger knows newer transactions, latest_receipt is a fresh receipt signed by the service")
+    func freshLatestReceipt() throws {
+        let fixture = try ServiceFixture()
+        let renewal =
+            #"{"customer_id":"c1","bundle_id":"com.example.game","product_id":"com.example.pro","#
+            + #""transaction_id":"1004","original_transaction_id":"1002","purchase_date_ms":"1720000000000","#
+            + #""expires_date_ms":"1722600000000"}"#
+        let known =
+            #"{"customer_id":"c1","bundle_id":"com.example.game","product_id":"com.example.coins","#
+            + #""transaction_id":"1001","purchase_date_ms":"1717286400000"}"#
+        #expect(try fixture.post("/v1/transactions", json: known).status == 201)
+        #expect(try fixture.post("/v1/transactions", json: renewal).status == 201)
+        let signed = try ServiceFixture.signed(subscribed)
+        let json = try fixture.post("/verifyReceipt", json: ServiceFixture.verifyRequest(signed)).json()
+        #expect(json["latest_receipt_info"]?.transactionIDs == ["1001", "1002", "1004"])
         guard case .string(let latest)? = json["latest_receipt"], let der = Data(base64Encoded: latest) else {
             Issue.record("latest_receipt is missing: \(json)")
             return
         }
+        #expect([UInt8](der) != signed)
         let verified = try ReceiptVerifier(trustAnchors: [ServiceFixture.chain.root]).verify([UInt8](der))
-        #expect(verified.receipt.inAppPurchases == subscribed.inAppPurchases)
+        #expect(verified.receipt.inAppPurchases.map(\.transactionID) == ["1001", "1002", "1004"])
         #expect(verified.receipt.bundleID == subscribed.bundleID)
+    }
+
+    @Test("a catalog that names the app gives its subscriptions' entries their subscription_group_identifier")
+    func subscriptionGroup() throws {
+        let catalog = try Catalog(
+            json: Array(
+                #"{"bundle_id":"com.example.game","products":[{"id":"com.example.pro","type":"auto_renewable","#
+                    .utf8) + Array(#""entitlements":["pro"],"group":"20662382","rank":1}]}"#.utf8))
+        let fixture = try ServiceFixture { $0.catalogs = ["game": catalog] }
+        let json = try fixture.post(
+            "/verifyReceipt", json: ServiceFixture.verifyRequest(try ServiceFixture.signed(subscribed))
+        ).json()
+        guard case .array(let entries)? = json["latest_receipt_info"], entries.count == 2 else {
+            Issue.record("unexpected latest_receipt_info in \(json)")
+            return
+        }
+        #expect(entries[0]["subscription_group_identifier"] == nil, "a consumable has no group")
+        #expect(entries[1]["subscription_group_identifier"] == .string("20662382"))
+        #expect(json["receipt"]?["in_app"]?.transactionIDs == ["1001", "1002"])
     }
 
     @Test("exclude-old-transactions keeps only the newest transaction of each subscription")
@@ -57,11 +111,11 @@ struct VerifyReceiptEndpointTests {
         let fixture = try ServiceFixture()
         let signed = try ServiceFixture.signed(renewals)
         let all = try fixture.post("/verifyReceipt", json: ServiceFixture.verifyRequest(signed)).json()
-        #expect(all["latest_receipt_info"]?.transactionIDs == ["202", "201", "1001", "200"])
+        #expect(all["latest_receipt_info"]?.transactionIDs == ["200", "1001", "201", "202"])
         let latest = try fixture.post(
             "/verifyReceipt", json: ServiceFixture.verifyRequest(signed, extra: #","exclude-old-transactions":true"#)
         ).json()
-        #expect(latest["latest_receipt_info"]?.transactionIDs == ["202", "1001"])
+        #expect(latest["latest_receipt_info"]?.transactionIDs == ["1001", "202"])
     }
 
     @Test(
@@ -149,12 +203,13 @@ struct VerifyReceiptEndpointTests {
             )
             .status == 201)
         let json = try fixture.post(
-            "/verifyReceipt", json: ServiceFixture.verifyRequest(try ServiceFixture.signed(receipt))
+            "/verifyReceipt", json: ServiceFixture.verifyRequest(try ServiceFixture.signed(subscribed))
         )
         .json()
-        #expect(json["latest_receipt_info"]?.transactionIDs == ["1003", "1002", "1001"])
+        #expect(json["latest_receipt_info"]?.transactionIDs == ["1001", "1002", "1003"])
         guard case .array(let entries)? = json["latest_receipt_info"] else { return }
-        #expect(entries[2]["cancellation_date"] == .string("2024-06-20 00:00:00 Etc/GMT"))
+        #expect(entries[0]["cancellation_date"] == .string("2024-06-20 00:00:00 Etc/GMT"))
+        #expect(entries[0]["cancellation_date_pst"] == .string("2024-06-19 17:00:00 America/Los_Angeles"))
         #expect(entries[1]["cancellation_date"] == nil)
     }
 

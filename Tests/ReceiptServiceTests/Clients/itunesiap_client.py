@@ -8,6 +8,7 @@ import sys
 
 import itunesiap
 from itunesiap import exceptions
+from itunesiap.receipt import MissingFieldError
 
 production_url, sandbox_url, receipt_data = sys.argv[1:4]
 # The only change an existing client makes: where verifyReceipt lives.
@@ -21,6 +22,12 @@ except exceptions.InvalidReceipt as error:
     print(json.dumps({"error_status": error.status}))
     sys.exit(0)
 
+try:
+    latest_receipt_info = [purchase.transaction_id for purchase in response.latest_receipt_info]
+except MissingFieldError:
+    # Apple sends latest_receipt_info only for receipts with auto-renewable subscriptions.
+    latest_receipt_info = None
+
 print(json.dumps({
     "status": response.status,
     "bundle_id": response.receipt.bundle_id,
@@ -33,6 +40,6 @@ print(json.dumps({
         }
         for purchase in response.receipt.in_app
     ],
-    "latest_receipt_info": [purchase.transaction_id for purchase in response.latest_receipt_info],
+    "latest_receipt_info": latest_receipt_info,
     "last_in_app": response.receipt.last_in_app.product_id,
 }))
