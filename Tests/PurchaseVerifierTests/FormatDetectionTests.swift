@@ -46,7 +46,8 @@ struct FormatDetectionTests {
         #expect(Repository.appReceiptFiles.count > 23)
     }
 
-    @Test("every real iOS 6 receipt, as base64 and as its plist, is an iOS 6 receipt", arguments: Repository.legacyFiles)
+    @Test(
+        "every real iOS 6 receipt, as base64 and as its plist, is an iOS 6 receipt", arguments: Repository.legacyFiles)
     func legacyVectors(path: String) throws {
         #expect(PurchaseProofFormat.detect(try Repository.bytes(path)) == .legacyTransactionReceipt)
     }
@@ -102,7 +103,10 @@ struct FormatDetectionTests {
             ("[1, 2]", "JSON (an array)"),
             ("{}", "an empty JSON object"),
             ("-----BEGIN CERTIFICATE-----\nMIIB\n-----END CERTIFICATE-----\n", "a PEM certificate"),
-            ("-----BEGIN PRIVATE KEY-----\nMIIB\n-----END PRIVATE KEY-----\n", "PEM block (-----BEGIN PRIVATE KEY-----)"),
+            (
+                "-----BEGIN PRIVATE KEY-----\nMIIB\n-----END PRIVATE KEY-----\n",
+                "PEM block (-----BEGIN PRIVATE KEY-----)"
+            ),
         ])
     func unrecognized(text: String, described: String) throws {
         let input = Array(text.utf8)
