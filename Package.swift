@@ -84,7 +84,7 @@ let package = Package(
                 "StrictJSON",
             ]
         ),
-        .target(name: "ReceiptLedger", dependencies: ["CReceiptSQLite", "ReceiptModel"]),
+        .target(name: "ReceiptLedger", dependencies: ["CReceiptSQLite", "ReceiptModel", "StrictJSON"]),
         .target(name: "HTTPServer", dependencies: ["CReceiptMicroHTTPD"]),
         .target(
             name: "ReceiptService",

@@ -38,6 +38,13 @@ final class SQLiteDatabase {
         close()
     }
 
+    /// Whether SQLite opened the file read-only (it does so silently when the file is not writable by this
+    /// process, even when asked for read-write); false once closed.
+    var isReadOnly: Bool {
+        guard let connection else { return false }
+        return sqlite3_db_readonly(connection, "main") == 1
+    }
+
     /// Closes the connection; later calls fail with ``LedgerError/Code/storage``. Closing again does nothing.
     /// Statements never outlive ``withStatement(_:purpose:_:)``, so nothing is left open that would keep the file
     /// busy.
@@ -199,5 +206,8 @@ private var sqliteTransient: sqlite3_destructor_type {
 /// no connection) and the result code.
 private func failure(_ purpose: String, _ status: Int32, _ connection: OpaquePointer?) -> LedgerError {
     let detail = (connection.flatMap { sqlite3_errmsg($0) } ?? sqlite3_errstr(status)).map { String(cString: $0) }
-    return LedgerError(.storage, "\(purpose): \(detail ?? "unknown error") (SQLite result code \(status))")
+    // sqlite3_errstr is SQLite's fixed text for the code ("database or disk is full"): it names nothing stored.
+    let generic = sqlite3_errstr(status).map { String(cString: $0) }
+    return LedgerError(
+        .storage, "\(purpose): \(detail ?? "unknown error") (SQLite result code \(status))", publicDetail: generic)
 }

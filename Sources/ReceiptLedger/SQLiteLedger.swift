@@ -1,4 +1,5 @@
 public import ReceiptModel
+internal import StrictJSON
 internal import Synchronization
 
 /// A ``TransactionLedger`` kept in one SQLite file.
@@ -11,19 +12,37 @@ public final class SQLiteLedger: TransactionLedger {
     /// The schema version this code creates and reads. Opening a file with a newer version fails.
     public static let schemaVersion = migrations.count
 
+    /// The open connection and how its last write went.
+    private struct Connection {
+        let database: SQLiteDatabase
+        /// The storage failure of the last write, when it failed; nil once a write succeeds.
+        var lastWriteFailure: LedgerError?
+    }
+
     /// The connection; nil once ``close()`` has run.
-    private let state: Mutex<SQLiteDatabase?>
+    private let state: Mutex<Connection?>
 
     /// Opens the ledger in the SQLite file at `path`, creating the file and its schema when there is none and
     /// migrating an older schema to ``schemaVersion``.
     ///
     /// Throws ``LedgerError/Code/storage`` when the file cannot be opened or created, is not a SQLite database,
-    /// cannot be put in WAL mode, or has a schema version newer than ``schemaVersion`` (the message names both).
+    /// cannot be put in WAL mode, has a schema version newer than ``schemaVersion`` (the message names both), or
+    /// can only be opened read-only (the file is not writable by this process): a ledger that cannot take writes
+    /// is refused at once rather than failing every write later.
     public init(path: String) throws(LedgerError) {
         let database = try SQLiteDatabase(path: path)
+        if database.isReadOnly { throw Self.readOnlyError(path: path) }
         try Self.configure(database)
         try Self.migrate(database)
-        state = Mutex(database)
+        state = Mutex(Connection(database: database))
+    }
+
+    private static func readOnlyError(path: String?) -> LedgerError {
+        LedgerError(
+            .storage,
+            "the ledger \(path ?? "file") is read-only for this process (check the owner and mode of the file and "
+                + "of its directory)",
+            publicDetail: "the ledger file is read-only")
     }
 
     /// Records `transaction` as described by ``TransactionLedger/record(_:)``. The stored transaction has no
@@ -31,7 +50,7 @@ public final class SQLiteLedger: TransactionLedger {
     public func record(_ transaction: LedgerTransaction) throws(LedgerError) -> LedgerRecordOutcome {
         let candidate = Self.storable(transaction)
         let id = candidate.purchase.transactionID
-        return try withOpenDatabase { (database) throws(LedgerError) in
+        return try writing { (database) throws(LedgerError) in
             try database.inImmediateTransaction(purpose: "recording transaction \(id)") { () throws(LedgerError) in
                 if let stored = try Self.fetchOne(database, id: id) {
                     let differing = Self.differingFields(stored, candidate)
@@ -54,7 +73,7 @@ public final class SQLiteLedger: TransactionLedger {
     public func recordCancellation(
         transactionID: String, at date: ReceiptDate
     ) throws(LedgerError) -> LedgerRecordOutcome {
-        try withOpenDatabase { (database) throws(LedgerError) in
+        try writing { (database) throws(LedgerError) in
             try database.inImmediateTransaction(
                 purpose: "recording the cancellation of transaction \(transactionID)"
             ) { () throws(LedgerError) in
@@ -89,14 +108,21 @@ public final class SQLiteLedger: TransactionLedger {
         try withOpenDatabase { (database) throws(LedgerError) in try Self.fetchOne(database, id: id) }
     }
 
-    /// The stored transaction whose id comes first in `ids`, or nil when none is stored. The ids are looked up
-    /// under one hold of the lock, so no other call of this ledger runs between them.
+    /// The stored transaction whose id comes first in `ids`, or nil when none is stored: one query, whatever the
+    /// number of ids (they are bound as one JSON array that SQLite's `json_each` unnests).
     public func transaction(withAnyOf ids: [String]) throws(LedgerError) -> LedgerTransaction? {
-        try withOpenDatabase { (database) throws(LedgerError) in
-            for id in ids {
-                if let stored = try Self.fetchOne(database, id: id) { return stored }
+        guard !ids.isEmpty else { return nil }
+        let list = JSONValue.array(ids.map(JSONValue.string)).serialized()
+        let columns = Column.allCases.map { "t." + $0.name }.joined(separator: ", ")
+        return try withOpenDatabase { (database) throws(LedgerError) in
+            try database.withStatement(
+                "SELECT \(columns) FROM json_each(?1) AS ids JOIN transactions AS t ON t.transaction_id = ids.value "
+                    + "ORDER BY ids.key LIMIT 1",
+                purpose: "tracing \(ids.count) transaction ids"
+            ) { (statement) throws(LedgerError) in
+                try statement.bind([.text(list)])
+                return try statement.step() ? try Self.decode(statement, purpose: "tracing transaction ids") : nil
             }
-            return nil
         }
     }
 
@@ -110,16 +136,29 @@ public final class SQLiteLedger: TransactionLedger {
         }
     }
 
-    /// How many transactions are stored.
+    /// How many transactions are stored: one row that a trigger keeps up to date in the same transaction as each
+    /// insert, so reading it costs the same however large the ledger is.
     public func count() throws(LedgerError) -> Int {
         try withOpenDatabase { (database) throws(LedgerError) in
             let count = try database.withStatement(
-                "SELECT count(*) FROM transactions", purpose: "counting transactions"
+                "SELECT value FROM ledger_counts WHERE name = 'transactions'", purpose: "reading the transaction count"
             ) { (statement) throws(LedgerError) in try statement.step() ? statement.int64(at: 0) : nil }
             guard let count, let result = Int(exactly: count) else {
-                throw LedgerError(.storage, "counting transactions: SQLite returned no count")
+                throw LedgerError(.storage, "reading the transaction count: SQLite returned no count")
             }
             return result
+        }
+    }
+
+    /// Throws when the ledger cannot take writes: closed, opened read-only, or its last write failed for a storage
+    /// reason (see ``TransactionLedger/checkWritable()``).
+    public func checkWritable() throws(LedgerError) {
+        try state.withLock { (connection) throws(LedgerError) in
+            guard let open = connection else {
+                throw LedgerError(.storage, "ledger is closed", publicDetail: "the ledger is closed")
+            }
+            if open.database.isReadOnly { throw Self.readOnlyError(path: nil) }
+            if let failure = open.lastWriteFailure { throw failure }
         }
     }
 
@@ -141,9 +180,9 @@ public final class SQLiteLedger: TransactionLedger {
     /// Closes the database file. Closing again does nothing; any other call afterwards throws
     /// ``LedgerError/Code/storage`` ("ledger is closed").
     public func close() {
-        state.withLock { database in
-            database?.close()
-            database = nil
+        state.withLock { connection in
+            connection?.database.close()
+            connection = nil
         }
     }
 
@@ -151,9 +190,27 @@ public final class SQLiteLedger: TransactionLedger {
     private func withOpenDatabase<Result: Sendable>(
         _ body: (SQLiteDatabase) throws(LedgerError) -> Result
     ) throws(LedgerError) -> Result {
-        try state.withLock { (database) throws(LedgerError) -> Result in
-            guard let database else { throw LedgerError(.storage, "ledger is closed") }
-            return try body(database)
+        try state.withLock { (connection) throws(LedgerError) -> Result in
+            guard let open = connection else { throw LedgerError(.storage, "ledger is closed") }
+            return try body(open.database)
+        }
+    }
+
+    /// ``withOpenDatabase(_:)`` for a write: a storage failure is remembered for ``checkWritable()`` until a write
+    /// succeeds.
+    private func writing<Result: Sendable>(
+        _ body: (SQLiteDatabase) throws(LedgerError) -> Result
+    ) throws(LedgerError) -> Result {
+        try state.withLock { (connection) throws(LedgerError) -> Result in
+            guard let database = connection?.database else { throw LedgerError(.storage, "ledger is closed") }
+            do throws(LedgerError) {
+                let result = try body(database)
+                connection?.lastWriteFailure = nil
+                return result
+            } catch {
+                if error.code == .storage { connection?.lastWriteFailure = error }
+                throw error
+            }
         }
     }
 }
@@ -196,7 +253,23 @@ extension SQLiteLedger {
                 CREATE INDEX transactions_by_customer_app_date
                     ON transactions (customer_id, bundle_id, purchase_date_ms)
                 """,
-            ])
+            ]),
+        Migration(
+            summary: "keep the number of transactions as they are written",
+            statements: [
+                "CREATE TABLE ledger_counts (name TEXT PRIMARY KEY NOT NULL, value INTEGER NOT NULL) STRICT",
+                "INSERT INTO ledger_counts (name, value) SELECT 'transactions', count(*) FROM transactions",
+                """
+                CREATE TRIGGER transactions_counted_on_insert AFTER INSERT ON transactions BEGIN
+                    UPDATE ledger_counts SET value = value + 1 WHERE name = 'transactions';
+                END
+                """,
+                """
+                CREATE TRIGGER transactions_counted_on_delete AFTER DELETE ON transactions BEGIN
+                    UPDATE ledger_counts SET value = value - 1 WHERE name = 'transactions';
+                END
+                """,
+            ]),
     ]
 
     /// How long a statement waits for another connection's lock on the file before failing with "database is

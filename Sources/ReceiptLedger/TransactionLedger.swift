@@ -47,17 +47,30 @@ public struct LedgerError: Error, Hashable, Sendable, CustomStringConvertible {
 
     /// What went wrong, for callers to switch on.
     public let code: Code
-    /// Names the operation, the field or the database error.
+    /// Names the operation, the field or the database error; it may name transactions and customers, so it is for
+    /// the store's own operators and authenticated callers only.
     public let message: String
     /// For ``Code/conflict``: the snake_case names (as in verifyReceipt JSON) of the fields that differ from the
     /// stored transaction, in a fixed order.
     public let conflictingFields: [String]
+    /// What went wrong without any identifier (`database or disk is full`): safe to show to anyone.
+    public let publicDetail: String
 
-    /// An error with `code`, a human `message`, and for conflicts the fields that differ.
-    public init(_ code: Code, _ message: String, conflictingFields: [String] = []) {
+    /// An error with `code`, a human `message`, for conflicts the fields that differ, and the reason without
+    /// identifiers (by default a phrase for the code).
+    public init(_ code: Code, _ message: String, conflictingFields: [String] = [], publicDetail: String? = nil) {
         self.code = code
         self.message = message
         self.conflictingFields = conflictingFields
+        self.publicDetail =
+            publicDetail
+            ?? {
+                switch code {
+                case .conflict: "a conflicting transaction is recorded"
+                case .notFound: "no such transaction is recorded"
+                case .storage: "the ledger's storage failed"
+                }
+            }()
     }
 
     /// `code: message`.
@@ -88,16 +101,11 @@ public protocol TransactionLedger: Sendable {
     /// The customer's transactions for one app, by purchase date, then transaction id.
     func transactions(customerID: String, bundleID: String) throws(LedgerError) -> [LedgerTransaction]
 
-    /// How many transactions are stored.
+    /// How many transactions are stored, kept as they are written (never by scanning them all).
     func count() throws(LedgerError) -> Int
-}
 
-extension TransactionLedger {
-    /// Looks the ids up one by one; stores that can ask for all of them at once should.
-    public func transaction(withAnyOf ids: [String]) throws(LedgerError) -> LedgerTransaction? {
-        for id in ids {
-            if let transaction = try transaction(id: id) { return transaction }
-        }
-        return nil
-    }
+    /// Throws ``LedgerError/Code/storage`` when the ledger cannot take writes now, as far as it can tell without
+    /// writing: it was opened read-only, it is closed, or its last write failed for a storage reason (a full
+    /// disk) and none has succeeded since. The error's ``LedgerError/publicDetail`` says why.
+    func checkWritable() throws(LedgerError)
 }
