@@ -1,7 +1,7 @@
 import Synchronization
 
 /// Counters and latency histograms of one running service, written in Prometheus' text format (version 0.0.4).
-/// Labels are bounded: routes are templates (`/v1/customers/{customer}/receipt`), never raw paths.
+/// Labels are bounded: routes are templates (`/v1/customers/{customer_id}/receipt`), never raw paths.
 final class ServiceMetrics: Sendable {
     /// Upper bounds of the latency buckets, in seconds.
     static let latencyBuckets: [Double] = [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5]

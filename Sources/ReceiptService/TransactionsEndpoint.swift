@@ -10,10 +10,10 @@ import StrictJSON
 /// `transaction_id`, `purchase_date` required; dates as RFC 3339 or `_ms`). Recording is idempotent on
 /// `transaction_id`: the same body again answers 200 with the stored record, a different one 409 naming the
 /// fields that differ. `original_transaction_id` and `original_purchase_date` default to the transaction's own, as
-/// in Apple's receipts. A refund is `{"cancellation_date": …}` for a recorded transaction.
+/// in Apple's receipts. Every identifier (customer, bundle, product, transaction, original transaction,
+/// promotional offer) is at most 255 bytes, as Apple's are. A refund is `{"cancellation_date": …}` for a recorded
+/// transaction.
 extension ReceiptService {
-    /// Longest customer id accepted.
-    static let maximumCustomerIDLength = 256
 
     func recordTransaction(_ request: HTTPRequest) throws(ServiceError) -> HTTPResponse {
         let transaction = try Self.transaction(from: request.jsonBody())
@@ -87,12 +87,24 @@ extension ReceiptService {
         }
         do throws(JSONFieldError) {
             let reader = try JSONObjectReader(body)
-            let customerID = try reader.requiredString("customer_id")
-            guard customerID.utf8.count <= maximumCustomerIDLength else {
-                throw JSONFieldError(path: "customer_id", rule: "must be at most \(maximumCustomerIDLength) bytes")
+            let transaction = LedgerTransaction(
+                customerID: try reader.requiredString("customer_id"), bundleID: try reader.requiredString("bundle_id"),
+                purchase: purchase)
+            let identifiers = [
+                ("customer_id", transaction.customerID), ("bundle_id", transaction.bundleID),
+                ("product_id", purchase.productID), ("transaction_id", purchase.transactionID),
+                ("original_transaction_id", purchase.originalTransactionID ?? ""),
+                ("promotional_offer_id", purchase.promotionalOfferID ?? ""),
+            ]
+            for (key, value) in identifiers {
+                guard !value.isEmpty || key == "original_transaction_id" || key == "promotional_offer_id" else {
+                    throw JSONFieldError(path: key, rule: "must not be empty")
+                }
+                guard value.utf8.count <= maximumIdentifierLength else {
+                    throw JSONFieldError(path: key, rule: "must be at most \(maximumIdentifierLength) bytes")
+                }
             }
-            return LedgerTransaction(
-                customerID: customerID, bundleID: try reader.requiredString("bundle_id"), purchase: purchase)
+            return transaction
         } catch {
             throw .invalidBody(error)
         }

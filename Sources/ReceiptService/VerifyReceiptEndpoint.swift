@@ -17,8 +17,10 @@ import StrictJSON
 /// first) and `latest_receipt`: the receipt as sent, or a freshly signed one when the ledger knows newer
 /// transactions. A failure also carries `error` with this project's code and message.
 extension ReceiptService {
-    /// Receipt types that belong to Apple's sandbox rather than production.
-    static let sandboxReceiptTypes: Set<String> = ["ProductionSandbox", "Sandbox", "ProductionVPPSandbox", "Xcode"]
+    /// Receipt types of Apple's production environment (`receipt_type`, field 0, exactly as written).
+    static let productionReceiptTypes: Set<String> = ["Production", "ProductionVPP"]
+    /// Receipt types of Apple's sandbox and of Xcode's StoreKit testing.
+    static let sandboxReceiptTypes: Set<String> = ["ProductionSandbox", "ProductionVPPSandbox", "Sandbox", "Xcode"]
 
     func verifyReceiptStatus(_ status: Int, code: String? = nil, message: String? = nil) -> HTTPResponse {
         var object = JSONObject([
@@ -55,19 +57,9 @@ extension ReceiptService {
             return verifyReceiptStatus(error.status, code: error.code.rawValue, message: error.message)
         }
         let receipt = verified.receipt
-        if let type = receipt.receiptType {
-            let isSandbox = Self.sandboxReceiptTypes.contains(type)
-            switch configuration.environment {
-            case .production where isSandbox:
-                metrics.recordVerification(outcome: "sandbox_receipt")
-                return verifyReceiptStatus(
-                    21007, code: "sandbox_receipt", message: "a \(type) receipt was sent to a production service")
-            case .sandbox where !isSandbox:
-                metrics.recordVerification(outcome: "production_receipt")
-                return verifyReceiptStatus(
-                    21008, code: "production_receipt", message: "a \(type) receipt was sent to a sandbox service")
-            default: break
-            }
+        if let refusal = environmentRefusal(receipt.receiptType) {
+            metrics.recordVerification(outcome: refusal.code)
+            return verifyReceiptStatus(refusal.status, code: refusal.code, message: refusal.message)
         }
         let requestDate = clock()
         let latest: LatestTransactions
@@ -75,7 +67,8 @@ extension ReceiptService {
             latest = try latestTransactions(of: receipt)
         } catch {
             metrics.recordVerification(outcome: "ledger_unavailable")
-            return verifyReceiptStatus(21009, code: "ledger_unavailable", message: error.description)
+            return verifyReceiptStatus(
+                21009, code: "ledger_unavailable", message: "the ledger could not be read: \(error.publicDetail)")
         }
         metrics.recordVerification(outcome: "valid")
         var object = JSONObject([
@@ -91,17 +84,44 @@ extension ReceiptService {
         object["latest_receipt_info"] = .array(listed.map { .object(latestReceiptInfo($0, catalog: catalog)) })
         if !latest.ledgerHasNewer {
             object["latest_receipt"] = .string(Self.canonicalBase64(parsed.receiptData))
-        } else if let signer = configuration.signer {
+        } else if configuration.signer != nil {
             var updated = receipt
-            updated.creationDate = requestDate
             updated.inAppPurchases = latest.transactions
-            do {
-                object["latest_receipt"] = .string(Base64.encode(try signer.sign(updated)))
-            } catch {
-                throw ServiceError(status: 500, code: "signing_failed", message: "latest_receipt: \(error)")
-            }
+            // A receipt this service would itself refuse (too many purchases, too large) is not issued.
+            if let signed = try? issue(updated) { object["latest_receipt"] = .string(Base64.encode(signed)) }
         }
         return .json(object)
+    }
+
+    /// Why a receipt of `receiptType` is not for this service, as verifyReceipt answers it: 21007 for a sandbox
+    /// receipt sent to production, 21008 for the reverse, 21003 for a receipt whose type is absent or none of
+    /// Apple's (the environment it belongs to cannot be told, so it is not accepted); nil when it belongs here.
+    func environmentRefusal(_ receiptType: String?) -> VerifyReceiptRefusal? {
+        let production = configuration.environment == .production
+        guard let type = receiptType else {
+            return VerifyReceiptRefusal(
+                status: 21003, code: "unknown_receipt_type",
+                message: "the receipt has no receipt_type, so its environment cannot be told; this service accepts "
+                    + Self.acceptedTypes(production: production))
+        }
+        switch (Self.productionReceiptTypes.contains(type), Self.sandboxReceiptTypes.contains(type)) {
+        case (true, _) where production, (_, true) where !production: return nil
+        case (_, true):
+            return VerifyReceiptRefusal(
+                status: 21007, code: "sandbox_receipt", message: "a \(type) receipt was sent to a production service")
+        case (true, _):
+            return VerifyReceiptRefusal(
+                status: 21008, code: "production_receipt", message: "a \(type) receipt was sent to a sandbox service")
+        default:
+            return VerifyReceiptRefusal(
+                status: 21003, code: "unknown_receipt_type",
+                message: "receipt_type \"\(type)\" is not one of Apple's; this service accepts "
+                    + Self.acceptedTypes(production: production))
+        }
+    }
+
+    private static func acceptedTypes(production: Bool) -> String {
+        (production ? productionReceiptTypes : sandboxReceiptTypes).sorted().joined(separator: ", ")
     }
 
     /// One entry of `latest_receipt_info`: the purchase as in `in_app`, and for a subscription the catalog's
@@ -167,6 +187,13 @@ extension ReceiptService {
         }
         return newestFirst.reversed()
     }
+}
+
+/// A verifyReceipt answer other than status 0: the status, this project's code and a message.
+struct VerifyReceiptRefusal {
+    let status: Int
+    let code: String
+    let message: String
 }
 
 /// The body of a verifyReceipt request. Unknown members are ignored, as Apple ignores them.

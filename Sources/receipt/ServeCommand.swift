@@ -55,6 +55,8 @@ enum ServeCommand {
         sigaddset(&stopSignals, SIGINT)
         sigaddset(&stopSignals, SIGTERM)
         pthread_sigmask(SIG_BLOCK, &stopSignals, nil)
+        // A file-size limit (RLIMIT_FSIZE) reached by the ledger must fail that write, not kill the server.
+        signal(SIGXFSZ, SIG_IGN)
 
         let output = LineWriter(descriptor: STDOUT_FILENO)
         let server: ReceiptServer
@@ -62,7 +64,8 @@ enum ServeCommand {
             server = try ReceiptServer(configuration: configuration, log: { output.write($0) })
             try server.start()
         } catch {
-            throw .rejected("\(error)")
+            // A ledger that cannot be opened for writing is a file that cannot be written: exit status 3.
+            throw error.code == .ledger ? .io("\(error)") : .rejected("\(error)")
         }
         let errors = LineWriter(descriptor: STDERR_FILENO)
         errors.write(

@@ -5,7 +5,7 @@ import ReceiptService
 import ReceiptVerifier
 import Testing
 
-@Suite("GET /v1/customers/{customer}/receipt issues a freshly signed receipt of everything they bought")
+@Suite("GET /v1/customers/{customer_id}/receipt issues a freshly signed receipt of everything they bought")
 struct CustomerReceiptEndpointTests {
     func record(_ fixture: ServiceFixture, customer: String, bundle: String, transaction: String, day: Int) throws {
         let body =

@@ -68,7 +68,7 @@ struct OperationsTests {
             #expect(!line.contains(ServiceFixture.token))
             #expect(!line.contains("secret-customer"))
         }
-        #expect(try JSONValue(parsing: lines[1])["route"] == .string("/v1/customers/{customer}/receipt"))
+        #expect(try JSONValue(parsing: lines[1])["route"] == .string("/v1/customers/{customer_id}/receipt"))
     }
 }
 

@@ -18,9 +18,15 @@ final class ServeProcess: @unchecked Sendable {
     private(set) var url = ""
 
     /// Starts `receipt serve --config configPath` (with more `arguments`) and waits for its "listening" line.
-    init(config configPath: String, arguments: [String] = []) throws {
-        process.executableURL = Self.executable
-        process.arguments = ["serve", "--config", configPath] + arguments
+    convenience init(config configPath: String, arguments: [String] = []) throws {
+        try self.init(program: Self.executable, arguments: ["serve", "--config", configPath] + arguments)
+    }
+
+    /// Starts `program` with `arguments` (a `receipt serve` command, possibly behind a wrapper such as `prlimit`)
+    /// and waits for the server's "listening" line.
+    init(program: URL, arguments: [String]) throws {
+        process.executableURL = program
+        process.arguments = arguments
         process.standardOutput = FileHandle.nullDevice
         process.standardError = errors
         try process.run()
@@ -47,6 +53,12 @@ final class ServeProcess: @unchecked Sendable {
     func signal(_ signal: Int32) {
         kill(process.processIdentifier, signal)
         process.waitUntilExit()
+    }
+
+    /// GETs `path`.
+    func get(_ path: String) throws -> HTTPReply {
+        guard let url = URL(string: url + path) else { throw FixtureError("bad URL \(path)") }
+        return try HTTPReply.fetch(URLRequest(url: url))
     }
 
     /// POSTs `json` to `path` with the test token; the HTTP status, or nil when the request failed.

@@ -1,0 +1,173 @@
+import HTTPServer
+
+/// Every endpoint of the service in one table: method, path template, who may call it, and the handler. Each
+/// endpoint family lives in its own file (`…Endpoint.swift`); authentication is declared here, never re-checked
+/// inside a handler.
+extension ReceiptService {
+    /// Who may call a route.
+    enum Access: Sendable {
+        /// Only with a configured bearer token.
+        case token
+        /// Anyone, unless `verify_requires_token` asks for a token.
+        case verification
+        /// Anyone.
+        case open
+    }
+
+    /// One endpoint. Templates name their parameters in braces (`{transaction_id}`); a parameter is one path
+    /// segment, percent-decoded strictly into non-empty UTF-8 of at most ``maximumIdentifierLength`` bytes.
+    struct Route: Sendable {
+        /// The method it answers; nil for any method that no other route of the same template takes.
+        let method: String?
+        let template: String
+        let access: Access
+        let handle: @Sendable (ReceiptService, HTTPRequest, [String: String]) throws(ServiceError) -> HTTPResponse
+
+        init(
+            _ method: String?, _ template: String, _ access: Access,
+            _ handle:
+                @escaping @Sendable (ReceiptService, HTTPRequest, [String: String]) throws(ServiceError) ->
+                HTTPResponse
+        ) {
+            self.method = method
+            self.template = template
+            self.access = access
+            self.handle = handle
+        }
+
+        var segments: [Substring] {
+            template.split(separator: "/", omittingEmptySubsequences: false).dropFirst().map { $0 }
+        }
+    }
+
+    /// Longest identifier accepted anywhere (product, transaction, bundle, customer ids), as Apple's are.
+    static let maximumIdentifierLength = 255
+
+    static let routes: [Route] = [
+        Route("POST", "/verifyReceipt", .verification) { (service, request, _) throws(ServiceError) in
+            try service.verifyReceipt(request)
+        },
+        // Apple answers a request that is not a POST with status 21000 rather than an HTTP error.
+        Route(nil, "/verifyReceipt", .open) { (service, _, _) throws(ServiceError) in
+            service.verifyReceiptStatus(21000)
+        },
+        Route("POST", "/v1/transactions", .token) { (service, request, _) throws(ServiceError) in
+            try service.recordTransaction(request)
+        },
+        Route("POST", "/v1/transactions/{transaction_id}/cancellation", .token) {
+            (service, request, parameters) throws(ServiceError) in
+            try service.recordCancellation(request, transactionID: parameters["transaction_id"] ?? "")
+        },
+        Route("GET", "/v1/customers/{customer_id}/receipt", .token) {
+            (service, request, parameters) throws(ServiceError) in
+            try service.customerReceipt(request, customerID: parameters["customer_id"] ?? "")
+        },
+        Route("POST", "/v1/entitlements", .verification) { (service, request, _) throws(ServiceError) in
+            try service.entitlements(request)
+        },
+        Route("GET", "/healthz", .open) { (service, _, _) throws(ServiceError) in try service.health() },
+        Route("GET", "/metrics", .open) { (service, _, _) throws(ServiceError) in service.metricsText() },
+    ]
+
+    /// The route template (for metrics and logs) and the answer: the route's, or 404 for a path no route has,
+    /// 405 with `Allow` for a method the path does not take.
+    func route(_ request: HTTPRequest) -> (String, Result<HTTPResponse, ServiceError>) {
+        let path = request.path.split(separator: "/", omittingEmptySubsequences: false).dropFirst()
+        var allowed: [String] = []
+        var anyMethod: (Route, [String: String])?
+        var template: String?
+        for route in Self.routes {
+            guard let parameters = Self.match(route.segments, Array(path)) else { continue }
+            template = route.template
+            guard let method = route.method else {
+                anyMethod = anyMethod ?? (route, parameters)
+                continue
+            }
+            guard method == request.method else {
+                allowed.append(method)
+                continue
+            }
+            return (route.template, answer(route, request, parameters))
+        }
+        if let (route, parameters) = anyMethod { return (route.template, answer(route, request, parameters)) }
+        guard let template else {
+            return (
+                "other", .failure(ServiceError(status: 404, code: "not_found", message: "no endpoint at this path"))
+            )
+        }
+        let methods = allowed.joined(separator: ", ")
+        return (
+            template,
+            .failure(
+                ServiceError(
+                    status: 405, code: "method_not_allowed", message: "\(template) accepts \(methods) only",
+                    headers: [("Allow", methods)]))
+        )
+    }
+
+    private func answer(_ route: Route, _ request: HTTPRequest, _ parameters: [String: String]) -> Result<
+        HTTPResponse, ServiceError
+    > {
+        do throws(ServiceError) {
+            switch route.access {
+            case .token: try authenticate(request)
+            case .verification where configuration.verifyRequiresToken: try authenticate(request)
+            case .verification, .open: break
+            }
+            var decoded: [String: String] = [:]
+            for (name, segment) in parameters {
+                decoded[name] = try Self.identifier(percentDecoding: segment, name: name)
+            }
+            return .success(try route.handle(self, request, decoded))
+        } catch {
+            return .failure(error)
+        }
+    }
+
+    /// The raw parameter segments when `path` fits the template `segments`, else nil.
+    private static func match(_ segments: [Substring], _ path: [Substring]) -> [String: String]? {
+        guard segments.count == path.count else { return nil }
+        var parameters: [String: String] = [:]
+        for (segment, given) in zip(segments, path) {
+            if segment.hasPrefix("{") && segment.hasSuffix("}") {
+                parameters[String(segment.dropFirst().dropLast())] = String(given)
+            } else if segment != given {
+                return nil
+            }
+        }
+        return parameters
+    }
+
+    /// A path segment with its percent-escapes decoded; malformed escapes, invalid UTF-8, an empty value or one
+    /// longer than ``maximumIdentifierLength`` bytes are refused naming the parameter.
+    static func identifier(percentDecoding segment: String, name: String) throws(ServiceError) -> String {
+        var bytes: [UInt8] = []
+        var iterator = segment.utf8.makeIterator()
+        while let byte = iterator.next() {
+            guard byte == UInt8(ascii: "%") else {
+                bytes.append(byte)
+                continue
+            }
+            guard let high = iterator.next().flatMap(hexValue), let low = iterator.next().flatMap(hexValue) else {
+                throw .badRequest("\(name) in the path has a malformed percent-escape")
+            }
+            bytes.append(high << 4 | low)
+        }
+        guard let text = String(validating: bytes, as: UTF8.self), !text.isEmpty else {
+            throw .badRequest("\(name) in the path must be non-empty UTF-8")
+        }
+        guard bytes.count <= maximumIdentifierLength else {
+            throw .badRequest("\(name) in the path must be at most \(maximumIdentifierLength) bytes")
+        }
+        return text
+    }
+
+    private static func hexValue(_ byte: UInt8) -> UInt8? {
+        switch byte {
+        case UInt8(ascii: "0")...UInt8(ascii: "9"): byte - UInt8(ascii: "0")
+        case UInt8(ascii: "a")...UInt8(ascii: "f"): byte - UInt8(ascii: "a") + 10
+        case UInt8(ascii: "A")...UInt8(ascii: "F"): byte - UInt8(ascii: "A") + 10
+        default: nil
+        }
+    }
+}
