@@ -91,7 +91,8 @@ let package = Package(
             dependencies: [
                 "Entitlements", "HTTPServer", "ReceiptCrypto", "ReceiptDER", "ReceiptLedger", "ReceiptModel",
                 "ReceiptSigner", "ReceiptVerifier", "StrictJSON", "ZoneInfo",
-            ]
+            ],
+            resources: [.embedInCode("openapi.json")]
         ),
 
         .target(

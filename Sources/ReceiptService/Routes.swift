@@ -17,14 +17,14 @@ extension ReceiptService {
     /// One endpoint. Templates name their parameters in braces (`{transaction_id}`); a parameter is one path
     /// segment, percent-decoded strictly into non-empty UTF-8 of at most ``maximumIdentifierLength`` bytes.
     struct Route: Sendable {
-        /// The method it answers; nil for any method that no other route of the same template takes.
-        let method: String?
+        /// The method it answers.
+        let method: String
         let template: String
         let access: Access
         let handle: @Sendable (ReceiptService, HTTPRequest, [String: String]) throws(ServiceError) -> HTTPResponse
 
         init(
-            _ method: String?, _ template: String, _ access: Access,
+            _ method: String, _ template: String, _ access: Access,
             _ handle:
                 @escaping @Sendable (ReceiptService, HTTPRequest, [String: String]) throws(ServiceError) ->
                 HTTPResponse
@@ -47,8 +47,8 @@ extension ReceiptService {
         Route("POST", "/verifyReceipt", .verification) { (service, request, _) throws(ServiceError) in
             try service.verifyReceipt(request)
         },
-        // Apple answers a request that is not a POST with status 21000 rather than an HTTP error.
-        Route(nil, "/verifyReceipt", .open) { (service, _, _) throws(ServiceError) in
+        // Apple answers a GET with status 21000 rather than an HTTP error.
+        Route("GET", "/verifyReceipt", .open) { (service, _, _) throws(ServiceError) in
             service.verifyReceiptStatus(21000)
         },
         Route("POST", "/v1/transactions", .token) { (service, request, _) throws(ServiceError) in
@@ -67,29 +67,29 @@ extension ReceiptService {
         },
         Route("GET", "/healthz", .open) { (service, _, _) throws(ServiceError) in try service.health() },
         Route("GET", "/metrics", .open) { (service, _, _) throws(ServiceError) in service.metricsText() },
+        Route("GET", "/openapi.json", .open) { (_, _, _) throws(ServiceError) in
+            HTTPResponse(status: 200, headers: [("Content-Type", "application/json")], body: openAPIDocument)
+        },
     ]
+
+    /// This service's interface as an OpenAPI 3.1 document (`Sources/ReceiptService/openapi.json`, compiled in).
+    public static let openAPIDocument: [UInt8] = PackageResources.openapi_json
 
     /// The route template (for metrics and logs) and the answer: the route's, or 404 for a path no route has,
     /// 405 with `Allow` for a method the path does not take.
     func route(_ request: HTTPRequest) -> (String, Result<HTTPResponse, ServiceError>) {
         let path = request.path.split(separator: "/", omittingEmptySubsequences: false).dropFirst()
         var allowed: [String] = []
-        var anyMethod: (Route, [String: String])?
         var template: String?
         for route in Self.routes {
             guard let parameters = Self.match(route.segments, Array(path)) else { continue }
             template = route.template
-            guard let method = route.method else {
-                anyMethod = anyMethod ?? (route, parameters)
-                continue
-            }
-            guard method == request.method else {
-                allowed.append(method)
+            guard route.method == request.method else {
+                allowed.append(route.method)
                 continue
             }
             return (route.template, answer(route, request, parameters))
         }
-        if let (route, parameters) = anyMethod { return (route.template, answer(route, request, parameters)) }
         guard let template else {
             return (
                 "other", .failure(ServiceError(status: 404, code: "not_found", message: "no endpoint at this path"))
