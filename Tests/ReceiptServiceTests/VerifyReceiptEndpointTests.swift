@@ -139,6 +139,13 @@ struct VerifyReceiptEndpointTests {
         #expect(try reply.json()["status"] == .integer(21000))
     }
 
+    @Test("a method other than POST and GET is 405 with Allow naming both")
+    func otherMethods() throws {
+        let reply = try ServiceFixture().send("PUT", "/verifyReceipt", body: Array("{}".utf8))
+        #expect(reply.status == 405)
+        #expect(reply.headers["allow"] == "POST, GET")
+    }
+
     @Test("receipt data that is not a receipt gets status 21002 with the verifier's code")
     func malformedReceipt() throws {
         let fixture = try ServiceFixture()
