@@ -3,7 +3,8 @@ extension JSONValue {
     public static let defaultMaximumDepth = 64
 
     /// Parses one JSON value (RFC 8259, strictly: no comments, no trailing commas, no duplicate keys, no lone
-    /// surrogates) that must fill `text` apart from surrounding whitespace.
+    /// surrogates) that must fill `text` apart from surrounding whitespace. Takes time in proportion to the length
+    /// of `text`, however many members its objects have.
     public init(parsing text: some Collection<UInt8>, maximumDepth: Int = JSONValue.defaultMaximumDepth)
         throws(JSONError)
     {
