@@ -64,7 +64,9 @@ let package = Package(
         ),
         .target(
             name: "ReceiptBenchmark",
-            dependencies: ["ReceiptCMS", "ReceiptCrypto", "ReceiptModel", "ReceiptSigner", "ReceiptVerifier"]
+            dependencies: [
+                "ReceiptCMS", "ReceiptCrypto", "ReceiptModel", "ReceiptSigner", "ReceiptVerifier", "StrictJSON",
+            ]
         ),
         .target(
             name: "Entitlements",

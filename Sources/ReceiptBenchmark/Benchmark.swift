@@ -5,11 +5,13 @@ import ReceiptCrypto
 import ReceiptModel
 import ReceiptSigner
 import ReceiptVerifier
+import StrictJSON
 import Synchronization
 
 /// Measures verification and signing on receipts it signs itself, next to the two yardsticks that give the
 /// numbers meaning: the raw signature check with the same key (`EVP_DigestVerify`, the physical limit) and the
-/// usual way (`d2i_PKCS7` + `PKCS7_verify`). Every rate is the median of several rounds.
+/// usual way (`d2i_PKCS7` + `PKCS7_verify`). Also parses a JSON object of many keys next to an array of the same
+/// size, the cost a client controls with the body it posts. Every rate is the median of several rounds.
 public enum Benchmark {
     public struct Configuration: Sendable {
         /// Length of one round of one measurement.
@@ -55,11 +57,24 @@ public enum Benchmark {
         public let smallReceiptBytes: Int
     }
 
+    /// Parsing a JSON object of `keys` members against an array of the same text with `,` for every `:`: the same
+    /// bytes, strings and numbers, so that what the ratio shows is the cost of the keys.
+    public struct JSONFigures: Sendable {
+        public let keys: Int
+        public let bytes: Int
+        /// Median milliseconds to parse the object, and the array.
+        public let objectMilliseconds: Double
+        public let arrayMilliseconds: Double
+        /// The median over rounds of the object's parse time divided by the array's.
+        public let parseTimeRatio: Double
+    }
+
     public struct Report: Sendable {
         public let machine: String
         public let threads: Int
         public let configuration: Configuration
         public let figures: [KeyFigures]
+        public let json: JSONFigures
         public let peakMemoryBytes: Int
     }
 
@@ -72,11 +87,12 @@ public enum Benchmark {
         for algorithm in [GeneratedKeyAlgorithm.rsa2048, .ecP256] {
             figures.append(try measure(algorithm, configuration, progress: progress))
         }
+        let json = try measureJSON(keys: 60_000, configuration, progress: progress)
         var usage = rusage()
         getrusage(RUSAGE_SELF.rawValue, &usage)
         return Report(
             machine: machineDescription, threads: configuration.threads, configuration: configuration,
-            figures: figures, peakMemoryBytes: usage.ru_maxrss * 1024)
+            figures: figures, json: json, peakMemoryBytes: usage.ru_maxrss * 1024)
     }
 
     static func measure(
@@ -129,6 +145,29 @@ public enum Benchmark {
             algorithm: name, verify: verify, verifyAllCores: verifyAllCores, rawVerify: rawVerify,
             pkcs7Verify: pkcs7Verify, sign: sign, rawSign: rawSign, verifyLargeMilliseconds: 1000 / largeRate.median,
             largeReceiptBytes: largeSigned.count, smallReceiptBytes: smallSigned.count)
+    }
+
+    /// Parse times of a `keys`-key object and of the array written with the same bytes.
+    static func measureJSON(keys: Int, _ configuration: Configuration, progress: (String) -> Void) throws
+        -> JSONFigures
+    {
+        let object = Array(("{" + (0..<keys).map { "\"k\($0)\":\($0)" }.joined(separator: ",") + "}").utf8)
+        let array = Array(("[" + (0..<keys).map { "\"k\($0)\",\($0)" }.joined(separator: ",") + "]").utf8)
+        guard case .object(let parsed) = try JSONValue(parsing: object), parsed.members.count == keys,
+            case .array(let elements) = try JSONValue(parsing: array), elements.count == 2 * keys
+        else {
+            throw BenchmarkError.jsonSelfCheckFailed
+        }
+        progress("JSON: a \(keys)-key object against an array of the same size")
+        let parsing = interleavedRates(
+            configuration,
+            [
+                { _ = try? JSONValue(parsing: object) },
+                { _ = try? JSONValue(parsing: array) },
+            ])
+        return JSONFigures(
+            keys: keys, bytes: object.count, objectMilliseconds: 1000 / parsing[0].median,
+            arrayMilliseconds: 1000 / parsing[1].median, parseTimeRatio: parsing[1].ratio(to: parsing[0]))
     }
 
     /// A receipt like a subscription app's: the renewals of one subscription.
@@ -220,6 +259,12 @@ public enum Benchmark {
 
 public enum BenchmarkError: Error, CustomStringConvertible {
     case selfCheckFailed
+    case jsonSelfCheckFailed
 
-    public var description: String { "the benchmark's own receipts did not verify; nothing was measured" }
+    public var description: String {
+        switch self {
+        case .selfCheckFailed: "the benchmark's own receipts did not verify; nothing was measured"
+        case .jsonSelfCheckFailed: "the benchmark's own JSON texts did not parse as written; nothing was measured"
+        }
+    }
 }

@@ -3,7 +3,8 @@ extension JSONValue {
     public static let defaultMaximumDepth = 64
 
     /// Parses one JSON value (RFC 8259, strictly: no comments, no trailing commas, no duplicate keys, no lone
-    /// surrogates) that must fill `text` apart from surrounding whitespace.
+    /// surrogates) that must fill `text` apart from surrounding whitespace. Takes time in proportion to the length
+    /// of `text`, however many members its objects have.
     public init(parsing text: some Collection<UInt8>, maximumDepth: Int = JSONValue.defaultMaximumDepth)
         throws(JSONError)
     {
@@ -18,10 +19,15 @@ extension JSONValue {
     }
 }
 
-private struct JSONParser {
+/// The reader behind ``JSONValue/init(parsing:maximumDepth:)``: one pass over the bytes, in time proportional to
+/// their number.
+struct JSONParser {
     let bytes: [UInt8]
     let maximumDepth: Int
     var index = 0
+    /// How many keys the objects read so far compared or looked up to find duplicates and add members: at most a
+    /// small constant per member.
+    private(set) var keyProbes = 0
 
     init(bytes: [UInt8], maximumDepth: Int) {
         self.bytes = bytes
@@ -92,7 +98,6 @@ private struct JSONParser {
         guard depth <= maximumDepth else { throw error(.nestingTooDeep(limit: maximumDepth), at: index) }
         index += 1
         var object = JSONObject()
-        var seen = Set<String>()
         skipWhitespace()
         if index < bytes.count && bytes[index] == UInt8(ascii: "}") {
             index += 1
@@ -103,10 +108,13 @@ private struct JSONParser {
             guard index < bytes.count, bytes[index] == UInt8(ascii: "\"") else { throw unexpected(at: index) }
             let keyStart = index
             let key = try parseString()
-            guard seen.insert(key).inserted else { throw error(.duplicateKey(key), at: keyStart) }
+            guard object.position(of: key, probes: &keyProbes) == nil else {
+                throw error(.duplicateKey(key), at: keyStart)
+            }
             skipWhitespace()
             try expect(":")
-            object[key] = try parseValue(depth: depth)
+            let value = try parseValue(depth: depth)
+            object.append(newKey: key, value: value, probes: &keyProbes)
             skipWhitespace()
             guard index < bytes.count else { throw error(.unexpectedEnd, at: index) }
             if bytes[index] == UInt8(ascii: ",") {

@@ -32,13 +32,24 @@ public enum JSONValue: Hashable, Sendable {
 }
 
 /// A JSON object whose members keep the order they were added or parsed in. Keys are unique.
+///
+/// Reading, adding or replacing a member takes constant time on average, whatever the size of the object; removing
+/// one takes time in proportion to the members after it. Two objects are equal when they have the same members in
+/// the same order.
 public struct JSONObject: Hashable, Sendable {
     public struct Member: Hashable, Sendable {
         public let key: String
         public let value: JSONValue
     }
 
+    /// Up to this many members, a key is found by comparing it with each member's; past it, through `positions`.
+    /// Below about 30 members, comparing keys costs no more than hashing them and keeping the index, and most
+    /// objects are this small.
+    static let indexThreshold = 16
+
     public private(set) var members: [Member] = []
+    /// Where each key is in `members`: empty while there are at most `indexThreshold` members, every key after.
+    private var positions: [String: Int] = [:]
 
     public init() {}
 
@@ -50,15 +61,74 @@ public struct JSONObject: Hashable, Sendable {
 
     /// Reads a member; setting replaces it in place, appends it when new, or removes it when nil.
     public subscript(key: String) -> JSONValue? {
-        get { members.first(where: { $0.key == key })?.value }
+        get {
+            var probes = 0
+            return position(of: key, probes: &probes).map { members[$0].value }
+        }
         set {
-            let index = members.firstIndex(where: { $0.key == key })
-            switch (index, newValue) {
-            case (let index?, let value?): members[index] = Member(key: key, value: value)
-            case (let index?, nil): members.remove(at: index)
-            case (nil, let value?): members.append(Member(key: key, value: value))
-            case (nil, nil): break
-            }
+            var probes = 0
+            setValue(newValue, forKey: key, probes: &probes)
+        }
+    }
+
+    public static func == (lhs: JSONObject, rhs: JSONObject) -> Bool { lhs.members == rhs.members }
+
+    public func hash(into hasher: inout Hasher) { hasher.combine(members) }
+
+    // The methods below add to `probes` one for every key they compare or look up in `positions`: the work that
+    // tests count to show that it stays in proportion to the members added, whatever the size of the object.
+
+    /// Where the member called `key` is in `members`, or nil when there is none.
+    func position(of key: String, probes: inout Int) -> Int? {
+        guard positions.isEmpty else {
+            probes += 1
+            return positions[key]
+        }
+        for position in members.indices {
+            probes += 1
+            if members[position].key == key { return position }
+        }
+        return nil
+    }
+
+    /// What the subscript's setter does.
+    mutating func setValue(_ value: JSONValue?, forKey key: String, probes: inout Int) {
+        switch (position(of: key, probes: &probes), value) {
+        case (let position?, let value?): members[position] = Member(key: key, value: value)
+        case (let position?, nil): removeMember(at: position, probes: &probes)
+        case (nil, let value?): append(newKey: key, value: value, probes: &probes)
+        case (nil, nil): break
+        }
+    }
+
+    /// Appends a member whose key the object does not have yet (the caller has checked).
+    mutating func append(newKey key: String, value: JSONValue, probes: inout Int) {
+        members.append(Member(key: key, value: value))
+        if !positions.isEmpty {
+            probes += 1
+            positions[key] = members.count - 1
+        } else if members.count > Self.indexThreshold {
+            indexPositions(from: 0, probes: &probes)
+        }
+    }
+
+    private mutating func removeMember(at position: Int, probes: inout Int) {
+        let key = members.remove(at: position).key
+        guard members.count > Self.indexThreshold else {
+            positions = [:]
+            return
+        }
+        probes += 1
+        positions[key] = nil
+        indexPositions(from: position, probes: &probes)
+    }
+
+    /// Records in `positions` where the members from `start` on are.
+    private mutating func indexPositions(from start: Int, probes: inout Int) {
+        positions.reserveCapacity(members.count)
+        for position in start..<members.count {
+            probes += 1
+            positions[members[position].key] = position
         }
     }
 }

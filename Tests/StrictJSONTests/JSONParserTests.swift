@@ -374,6 +374,15 @@ struct JSONErrorPositionTests {
         #expect(error?.column == 4)
     }
 
+    @Test("a duplicate key is reported where the second key starts, however many members come before it")
+    func duplicateKeyPositionInLargeObject() {
+        let members = (0..<100).map { "\"k\($0)\": \($0)" }.joined(separator: ", ")
+        let error = #expect(throws: JSONError.self) { try JSONValue(parsing: "{" + members + ",\n  \"k20\": 0}") }
+        #expect(error?.reason == .duplicateKey("k20"))
+        #expect(error?.line == 2)
+        #expect(error?.column == 3)
+    }
+
     @Test("CR LF line endings count as one line break")
     func crlfLines() {
         let error = #expect(throws: JSONError.self) { try JSONValue(parsing: "{\r\n  \"a\": 1\r\n  \"b\": 2\r\n}") }

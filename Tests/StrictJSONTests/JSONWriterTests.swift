@@ -106,30 +106,3 @@ struct JSONWriterTests {
         #expect(try JSONValue(parsing: text).serialized() == text)
     }
 }
-
-@Suite("JSON objects")
-struct JSONObjectTests {
-    @Test("setting an existing member replaces it in place")
-    func replaceInPlace() {
-        var object = JSONObject(["a": .number("1"), "b": .number("2"), "c": .number("3")])
-        object["b"] = .string("two")
-        #expect(object.keys == ["a", "b", "c"])
-        #expect(object["b"] == .string("two"))
-    }
-
-    @Test("setting a new member appends it; setting nil removes it")
-    func appendAndRemove() {
-        var object = JSONObject(["a": .null])
-        object["z"] = .bool(true)
-        object["a"] = nil
-        object["missing"] = nil
-        #expect(object.keys == ["z"])
-        #expect(JSONValue.object(object).serialized() == #"{"z":true}"#)
-    }
-
-    @Test("subscripting a non-object value gives nil")
-    func subscriptOnNonObject() {
-        #expect(JSONValue.array([.null])["a"] == nil)
-        #expect(JSONValue.object(JSONObject(["a": .null]))["a"] == .null)
-    }
-}
