@@ -44,7 +44,10 @@ public final class ReceiptServer: Sendable {
         var listening = HTTPServerConfiguration(
             host: configuration.host, port: configuration.port,
             maximumConnections: configuration.maximumConnections,
+            maximumConnectionsPerClient: configuration.maximumConnectionsPerClient,
             connectionTimeoutSeconds: configuration.connectionTimeoutSeconds,
+            requestHeaderTimeoutSeconds: configuration.headerTimeoutSeconds,
+            requestBodyTimeoutSeconds: configuration.bodyTimeoutSeconds,
             maximumBodyBytes: configuration.maximumBodyBytes)
         if configuration.threads > 0 { listening.threads = configuration.threads }
         http = HTTPServer(configuration: listening, handler: { request in service.handle(request) })
