@@ -23,23 +23,26 @@ public final class ReceiptService: Sendable {
     let configuration: ServiceConfiguration
     let ledger: any TransactionLedger
     let verifier: ReceiptVerifier
-    let metrics = ServiceMetrics()
+    let metrics: ServiceMetrics
     private let tokenDigests: [[UInt8]]
     private let log: @Sendable (String) -> Void
     let clock: @Sendable () -> ReceiptDate
     /// America/Los_Angeles from the system's time-zone database: the zone of Apple's `*_pst` dates.
     let pacificTime: TimeZoneRules
 
-    /// A service over `ledger`; `log` receives one JSON line per request (no receipt contents, no secrets), and
-    /// `clock` tells the time (the system's by default).
+    /// A service over `ledger`; `log` receives one JSON line per request (no receipt contents, no secrets) on the
+    /// thread serving it, so it must not block (``LogLineQueue/append(_:)`` does not), `droppedLogLines` tells how
+    /// many lines that log has dropped (for `/metrics`), and `clock` tells the time (the system's by default).
     public init(
         configuration: ServiceConfiguration,
         ledger: any TransactionLedger,
         log: @escaping @Sendable (String) -> Void = { _ in },
+        droppedLogLines: @escaping @Sendable () -> Int = { 0 },
         clock: @escaping @Sendable () -> ReceiptDate = ReceiptService.systemTime
     ) throws(ServiceConfigurationError) {
         self.configuration = configuration
         self.ledger = ledger
+        metrics = ServiceMetrics(droppedLogLines: droppedLogLines)
         do {
             verifier = try ReceiptVerifier(
                 trustAnchors: configuration.trustAnchors, limits: configuration.verificationLimits)
