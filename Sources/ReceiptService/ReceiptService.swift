@@ -159,15 +159,19 @@ public final class ReceiptService: Sendable {
         }
     }
 
-    /// Requires `Authorization: Bearer TOKEN` with a configured token, compared in constant time.
+    /// Requires `Authorization: Bearer TOKEN` with a configured token, compared in constant time. The scheme's
+    /// name is case-insensitive (RFC 9110 §11.1: `bearer`, `BEARER`); one or more spaces separate it from the token.
     private func authenticate(_ request: HTTPRequest) throws(ServiceError) {
         let challenge = [("WWW-Authenticate", "Bearer")]
-        guard let header = request.header("authorization"), header.hasPrefix("Bearer ") else {
+        let header = Array((request.header("authorization") ?? "").utf8)
+        let schemeEnd = header.firstIndex(of: UInt8(ascii: " ")) ?? header.endIndex
+        let token = header[schemeEnd...].drop { $0 == UInt8(ascii: " ") }
+        guard String(decoding: header[..<schemeEnd], as: UTF8.self).lowercased() == "bearer", !token.isEmpty else {
             throw ServiceError(
                 status: 401, code: "unauthorized", message: "this endpoint requires Authorization: Bearer TOKEN",
                 headers: challenge)
         }
-        let presented = DigestAlgorithm.sha256.hash(Array(header.utf8.dropFirst(7))[...])
+        let presented = DigestAlgorithm.sha256.hash(Array(token)[...])
         var matched = false
         for digest in tokenDigests where constantTimeEquals(digest, presented) { matched = true }
         guard matched else {
