@@ -1,12 +1,6 @@
 #include <sys/socket.h>
-#include <sys/epoll.h>
-#include <sys/eventfd.h>
 #include <stdarg.h>
 #include <microhttpd.h>
-
-/* The Linux socket interfaces the server's connection gate uses beside libmicrohttpd, which Glibc's module does
-   not export: epoll and eventfd (the headers above), and accept4, declared only under _GNU_SOURCE. */
-extern int accept4(int fd, struct sockaddr *address, socklen_t *length, int flags);
 
 /* MHD_get_connection_info is variadic, which Swift cannot call: one wrapper for each piece of information the
    server reads. Each returns the "none" value when libmicrohttpd has no answer. */

@@ -1,4 +1,4 @@
-private import CReceiptMicroHTTPD
+private import CReceiptSockets
 private import Dispatch
 private import Foundation
 internal import Glibc
@@ -165,7 +165,7 @@ final class ConnectionGate: @unchecked Sendable {
             var length = socklen_t(MemoryLayout<sockaddr_storage>.size)
             let descriptor = withUnsafeMutablePointer(to: &address) { storage in
                 storage.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-                    accept4(listenDescriptor, $0, &length, Int32(SOCK_NONBLOCK.rawValue | SOCK_CLOEXEC.rawValue))
+                    CReceiptSockets_acceptNonBlocking(listenDescriptor, $0, &length)
                 }
             }
             guard descriptor >= 0 else {
