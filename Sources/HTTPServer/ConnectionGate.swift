@@ -123,7 +123,8 @@ final class ConnectionGate: @unchecked Sendable {
                 } else if descriptor == listenDescriptor {
                     acceptBacklog = true
                 } else if pending[descriptor] != nil {
-                    readHead(descriptor, into: &peekBuffer)
+                    let peerClosed = event.events & (EPOLLRDHUP.rawValue | EPOLLHUP.rawValue | EPOLLERR.rawValue) != 0
+                    readHead(descriptor, peerClosed: peerClosed, into: &peekBuffer)
                 } else if lingering[descriptor] != nil {
                     drain(descriptor)
                 }
@@ -207,8 +208,10 @@ final class ConnectionGate: @unchecked Sendable {
     }
 
     /// Looks at what the client has sent so far; hands the connection on once its head is complete and valid,
-    /// answers it when the head breaks a rule, and closes it when the client has gone.
-    private func readHead(_ descriptor: Int32, into buffer: inout [UInt8]) {
+    /// answers it when the head breaks a rule, and closes it when the client has gone. `peerClosed`: the client
+    /// has shut down its side, so a head not complete now never will be (peeking still shows the bytes it sent,
+    /// never the end of the stream, while they are unread).
+    private func readHead(_ descriptor: Int32, peerClosed: Bool, into buffer: inout [UInt8]) {
         guard var connection = pending[descriptor] else { return }
         let received = buffer.withUnsafeMutableBytes { recv(descriptor, $0.baseAddress, $0.count, Int32(MSG_PEEK)) }
         guard received > 0 else {
@@ -218,16 +221,21 @@ final class ConnectionGate: @unchecked Sendable {
             }
             return
         }
-        guard received > connection.seen else { return }
-        let fresh = buffer[connection.seen..<received]
-        connection.seen = received
-        connection.lastActivity = monotonicNanoseconds()
-        pending[descriptor] = connection
+        let grew = received > connection.seen
         // A head can only end, or break a rule that has not been checked yet, with a new line.
-        guard fresh.contains(UInt8(ascii: "\n")) || received > RequestRules.maximumHeadBytes else { return }
+        let newLine = grew && buffer[connection.seen..<received].contains(UInt8(ascii: "\n"))
+        if grew {
+            connection.seen = received
+            connection.lastActivity = monotonicNanoseconds()
+            pending[descriptor] = connection
+        }
+        guard newLine || received > RequestRules.maximumHeadBytes || peerClosed else { return }
         switch RequestHead.read(Array(buffer[..<received]), maximumBodyBytes: maximumBodyBytes) {
         case .incomplete:
-            return
+            if peerClosed {
+                forget(descriptor, connection)
+                close(descriptor)
+            }
         case .rejected(let rejection):
             forget(descriptor, connection)
             refuse(descriptor, rejection)

@@ -158,6 +158,21 @@ struct AvailabilityTests {
         #expect(recorder.count == 0)
     }
 
+    @Test("A client that leaves in the middle of its first head frees its place at once, not at the deadline")
+    func abandonedHeadFreesItsPlace() throws {
+        let server = try startServer(
+            HTTPServerConfiguration(threads: 2, maximumConnections: 2, requestHeaderTimeoutSeconds: 60))
+        defer { server.stop() }
+        do {
+            let leaving = try RawHTTPConnection(port: server.port)
+            try leaving.send("GET /gone HTTP/1.1\r\nHost: t\r\nX-Padding: " + String(repeating: "a", count: 1000))
+        }
+        let staying = try RawHTTPConnection(port: server.port)
+        try staying.send("GET /staying HTTP/1.1\r\nHost: t\r\nX-Padding: ")
+
+        #expect(within { freshRequest(port: server.port, source: "127.0.0.2") == 200 })
+    }
+
     @Test("A client at its connection cap gets a fast 503; another address is served")
     func perClientCap() throws {
         let server = try startServer(HTTPServerConfiguration(threads: 2, maximumConnectionsPerClient: 4))
