@@ -46,6 +46,8 @@ final class ConnectionGate: @unchecked Sendable {
     private let stopped = DispatchSemaphore(value: 0)
 
     private var pending: [Int32: Pending] = [:]
+    /// Where a pending head is peeked into.
+    private var peekBuffer = [UInt8](repeating: 0, count: RequestRules.maximumHeadBytes + 1)
     /// Refused connections being drained before they are closed, with when to close them anyway.
     private var lingering: [Int32: Int64] = [:]
     /// Set when accepting stopped before the backlog was empty (too many at once, or out of descriptors), since
@@ -112,7 +114,6 @@ final class ConnectionGate: @unchecked Sendable {
 
     private func run() {
         var events = [epoll_event](repeating: epoll_event(), count: 64)
-        var peekBuffer = [UInt8](repeating: 0, count: RequestRules.maximumHeadBytes + 1)
         var running = true
         while running {
             let ready = epoll_wait(epoll, &events, Int32(events.count), waitMilliseconds())
@@ -124,7 +125,7 @@ final class ConnectionGate: @unchecked Sendable {
                     acceptBacklog = true
                 } else if pending[descriptor] != nil {
                     let peerClosed = event.events & (EPOLLRDHUP.rawValue | EPOLLHUP.rawValue | EPOLLERR.rawValue) != 0
-                    readHead(descriptor, peerClosed: peerClosed, into: &peekBuffer)
+                    readHead(descriptor, peerClosed: peerClosed)
                 } else if lingering[descriptor] != nil {
                     drain(descriptor)
                 }
@@ -194,16 +195,18 @@ final class ConnectionGate: @unchecked Sendable {
                 descriptor,
                 RequestRejection(503, "too_many_connections", "this client is at its limit of open connections"))
         case .admitted:
-            guard
-                Self.register(
-                    descriptor, in: epoll, events: EPOLLIN.rawValue | EPOLLRDHUP.rawValue | EPOLLET.rawValue)
-            else {
-                table.release(client)
-                close(descriptor)
-                return
-            }
             let now = monotonicNanoseconds()
             pending[descriptor] = Pending(client: client, address: address, accepted: now, lastActivity: now)
+            // Most clients send their head with the connection: often it is all there already, and the connection
+            // is handed on without ever being watched.
+            readHead(descriptor, peerClosed: false)
+            guard let connection = pending[descriptor] else { return }
+            if !Self.register(
+                descriptor, in: epoll, events: EPOLLIN.rawValue | EPOLLRDHUP.rawValue | EPOLLET.rawValue)
+            {
+                forget(descriptor, connection)
+                close(descriptor)
+            }
         }
     }
 
@@ -211,9 +214,11 @@ final class ConnectionGate: @unchecked Sendable {
     /// answers it when the head breaks a rule, and closes it when the client has gone. `peerClosed`: the client
     /// has shut down its side, so a head not complete now never will be (peeking still shows the bytes it sent,
     /// never the end of the stream, while they are unread).
-    private func readHead(_ descriptor: Int32, peerClosed: Bool, into buffer: inout [UInt8]) {
+    private func readHead(_ descriptor: Int32, peerClosed: Bool) {
         guard var connection = pending[descriptor] else { return }
-        let received = buffer.withUnsafeMutableBytes { recv(descriptor, $0.baseAddress, $0.count, Int32(MSG_PEEK)) }
+        let received = peekBuffer.withUnsafeMutableBytes {
+            recv(descriptor, $0.baseAddress, $0.count, Int32(MSG_PEEK))
+        }
         guard received > 0 else {
             if received == 0 || (errno != EAGAIN && errno != EINTR) {
                 forget(descriptor, connection)
@@ -223,14 +228,14 @@ final class ConnectionGate: @unchecked Sendable {
         }
         let grew = received > connection.seen
         // A head can only end, or break a rule that has not been checked yet, with a new line.
-        let newLine = grew && buffer[connection.seen..<received].contains(UInt8(ascii: "\n"))
+        let newLine = grew && peekBuffer[connection.seen..<received].contains(UInt8(ascii: "\n"))
         if grew {
             connection.seen = received
             connection.lastActivity = monotonicNanoseconds()
             pending[descriptor] = connection
         }
         guard newLine || received > RequestRules.maximumHeadBytes || peerClosed else { return }
-        switch RequestHead.read(Array(buffer[..<received]), maximumBodyBytes: maximumBodyBytes) {
+        switch RequestHead.read(Array(peekBuffer[..<received]), maximumBodyBytes: maximumBodyBytes) {
         case .incomplete:
             if peerClosed {
                 forget(descriptor, connection)
