@@ -46,6 +46,7 @@ let package = Package(
             providers: [.apt(["libmicrohttpd-dev"])]
         ),
         .target(name: "CReceiptShims", dependencies: ["CReceiptOpenSSL", "CReceiptZlib"]),
+        .target(name: "CReceiptSockets"),
         .target(name: "ReceiptCompression", dependencies: ["CReceiptShims", "CReceiptZlib"]),
         .target(name: "ReceiptDER"),
         .target(name: "StrictJSON"),
@@ -87,7 +88,7 @@ let package = Package(
             ]
         ),
         .target(name: "ReceiptLedger", dependencies: ["CReceiptSQLite", "ReceiptModel", "StrictJSON"]),
-        .target(name: "HTTPServer", dependencies: ["CReceiptMicroHTTPD"]),
+        .target(name: "HTTPServer", dependencies: ["CReceiptMicroHTTPD", "CReceiptSockets"]),
         .target(
             name: "ReceiptService",
             dependencies: [

@@ -3,16 +3,27 @@ internal import Synchronization
 /// A small HTTP/1.1 server: it reads each request completely (body within
 /// ``HTTPServerConfiguration/maximumBodyBytes``), hands it to one handler, and sends back the handler's response.
 ///
-/// Connections are served by libmicrohttpd's thread pool, so the handler runs on several threads at once. The
-/// server answers on its own, without calling the handler: 400 for malformed requests, 413 with
-/// `{"error":{"code":"body_too_large",…}}` for bodies over the limit (checked against `Content-Length` before any
-/// body is read, and while reading a chunked body, which is then discarded rather than kept), and 500 with
-/// `{"error":{"code":"internal_error",…}}` when the handler's response has a status outside 200...599 or a header
-/// libmicrohttpd refuses.
+/// Requests are served by libmicrohttpd, one daemon thread per configured thread, so the handler runs on several
+/// threads at once. In front of them one gate thread accepts connections: it answers at once with 503 those over
+/// ``HTTPServerConfiguration/maximumConnections`` or ``HTTPServerConfiguration/maximumConnectionsPerClient``, and
+/// reads each connection's first request head itself, so that a client trickling or withholding its head holds
+/// no daemon connection. Every request's head must arrive within
+/// ``HTTPServerConfiguration/requestHeaderTimeoutSeconds`` and its body within
+/// ``HTTPServerConfiguration/requestBodyTimeoutSeconds``, however steadily bytes arrive.
+///
+/// The server answers on its own, without calling the handler, with `{"error":{"code":…,"message":…}}` and
+/// `Connection: close`, then closes the connection: 400 for a malformed head or a framing that could be read more
+/// than one way (both `Content-Length` and `Transfer-Encoding`, either twice, a bad `Content-Length`, a NUL, CR or
+/// LF inside a field, whitespace before a colon, `Host` or `Authorization` twice; see `RequestRules`), 501 for a
+/// transfer coding other than `chunked`, 400 for a query argument that does not percent-decode to UTF-8, 408 when
+/// a head is too slow, 413 for a body over the limit (checked against `Content-Length` before any body is read,
+/// and while reading a chunked body, which is then discarded rather than kept), 414 and 431 for a target over
+/// 8 KiB or a head over 16 KiB or 100 fields, and 500 with `internal_error` when the handler's response has a
+/// status outside 200...599 or a header libmicrohttpd refuses.
 public final class HTTPServer: Sendable {
     private let configuration: HTTPServerConfiguration
     private let handler: @Sendable (HTTPRequest) -> HTTPResponse
-    private let daemon = Mutex<RunningDaemon?>(nil)
+    private let daemon = Mutex<RunningServer?>(nil)
 
     /// Creates a stopped server; nothing is bound until ``start()``.
     ///
@@ -33,13 +44,13 @@ public final class HTTPServer: Sendable {
     /// ``HTTPServerError/Code/alreadyStarted`` when running, or ``HTTPServerError/Code/daemonStartFailed``.
     /// A server that was stopped can be started again.
     public func start() throws(HTTPServerError) {
-        try daemon.withLock { (running: inout RunningDaemon?) throws(HTTPServerError) in
+        try daemon.withLock { (running: inout RunningServer?) throws(HTTPServerError) in
             guard running == nil else {
                 throw HTTPServerError(.alreadyStarted, "the server is already listening on port \(running?.port ?? 0)")
             }
             try configuration.validate()
             let socket = try ListenSocket.open(ListenAddress(host: configuration.host, port: configuration.port))
-            running = try RunningDaemon.start(listeningOn: socket, configuration: configuration, handler: handler)
+            running = try RunningServer.start(listeningOn: socket, configuration: configuration, handler: handler)
         }
     }
 

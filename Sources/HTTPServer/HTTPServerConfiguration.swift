@@ -13,10 +13,23 @@ public struct HTTPServerConfiguration: Sendable {
     /// How many threads serve connections (libmicrohttpd's thread pool); at least 1 and at most
     /// ``maximumConnections``.
     public var threads: Int
-    /// How many connections are open at once at most; further clients are refused until one closes. At least 1.
+    /// How many connections are open at once at most. A connection beyond it is answered at once with 503
+    /// (`{"error":{"code":"server_busy",…}}`) and closed, rather than left waiting in the kernel's backlog. At least 1.
     public var maximumConnections: Int
+    /// How many of those connections one client may hold at once; its next one is answered with 503
+    /// (`too_many_connections`) and closed. A client is a source address: an IPv4 address, or an IPv6 /64 (what
+    /// one host is usually given). Behind a proxy every connection comes from the proxy. At least 1.
+    public var maximumConnectionsPerClient: Int
     /// How long a connection may stay idle (nothing received or sent) before it is closed. At least 1.
     public var connectionTimeoutSeconds: Int
+    /// How long a client has to send a request's whole head (request line and header fields), counted from the
+    /// moment the server is ready for it (the connection accepted, or the previous response sent), however
+    /// steadily bytes arrive: a client sending one byte at a time cannot hold a connection longer. A head that
+    /// has begun is answered with 408; a connection that sent nothing is closed. At least 1.
+    public var requestHeaderTimeoutSeconds: Int
+    /// How long a client has to send a request's whole body, counted from the end of its head, however steadily
+    /// bytes arrive; past it the connection is closed. At least 1.
+    public var requestBodyTimeoutSeconds: Int
     /// The largest request body accepted, in bytes; larger bodies are answered with 413 and never buffered.
     /// At least 0.
     public var maximumBodyBytes: Int
@@ -25,13 +38,17 @@ public struct HTTPServerConfiguration: Sendable {
     public var shutdownGracePeriodSeconds: Int
 
     /// Creates a configuration; the defaults listen on loopback on an ephemeral port with one thread per active
-    /// processor, 256 connections, a 30-second idle timeout, a 1 MiB body limit and a 10-second shutdown grace.
+    /// processor, 256 connections of which 64 per client, a 30-second idle timeout, 10 seconds for a request's head
+    /// and 30 for its body, a 1 MiB body limit and a 10-second shutdown grace.
     public init(
         host: String = "127.0.0.1",
         port: UInt16 = 0,
         threads: Int = HTTPServerConfiguration.activeProcessorCount,
         maximumConnections: Int = 256,
+        maximumConnectionsPerClient: Int = 64,
         connectionTimeoutSeconds: Int = 30,
+        requestHeaderTimeoutSeconds: Int = 10,
+        requestBodyTimeoutSeconds: Int = 30,
         maximumBodyBytes: Int = 1 << 20,
         shutdownGracePeriodSeconds: Int = 10
     ) {
@@ -39,7 +56,10 @@ public struct HTTPServerConfiguration: Sendable {
         self.port = port
         self.threads = threads
         self.maximumConnections = maximumConnections
+        self.maximumConnectionsPerClient = maximumConnectionsPerClient
         self.connectionTimeoutSeconds = connectionTimeoutSeconds
+        self.requestHeaderTimeoutSeconds = requestHeaderTimeoutSeconds
+        self.requestBodyTimeoutSeconds = requestBodyTimeoutSeconds
         self.maximumBodyBytes = maximumBodyBytes
         self.shutdownGracePeriodSeconds = shutdownGracePeriodSeconds
     }
@@ -59,7 +79,10 @@ public struct HTTPServerConfiguration: Sendable {
                 "maximumConnections (\(maximumConnections)) must be at least threads (\(threads))"
             )
         }
+        try Self.check(maximumConnectionsPerClient, in: 1...limit, field: "maximumConnectionsPerClient")
         try Self.check(connectionTimeoutSeconds, in: 1...limit, field: "connectionTimeoutSeconds")
+        try Self.check(requestHeaderTimeoutSeconds, in: 1...limit, field: "requestHeaderTimeoutSeconds")
+        try Self.check(requestBodyTimeoutSeconds, in: 1...limit, field: "requestBodyTimeoutSeconds")
         try Self.check(maximumBodyBytes, in: 0...limit, field: "maximumBodyBytes")
         try Self.check(shutdownGracePeriodSeconds, in: 0...limit, field: "shutdownGracePeriodSeconds")
     }

@@ -1,79 +1,154 @@
 private import CReceiptMicroHTTPD
 private import Glibc
+private import Synchronization
 
-/// What the daemon's callbacks share: the application's handler, the body limit and the in-flight count a graceful
-/// stop waits on. One per daemon; ``RunningDaemon`` keeps it alive until the daemon has stopped.
+/// What the daemons' callbacks share: the application's handler, the limits, the connection table and the
+/// in-flight count a graceful stop waits on. One per server; ``RunningServer`` keeps it alive until every daemon
+/// has stopped.
 final class ServerContext: Sendable {
     let handler: @Sendable (HTTPRequest) -> HTTPResponse
     let maximumBodyBytes: Int
+    let headerTimeout: Int64
+    let bodyTimeout: Int64
+    let table: ConnectionTable
     let inFlight = InFlightRequests()
 
-    init(handler: @escaping @Sendable (HTTPRequest) -> HTTPResponse, maximumBodyBytes: Int) {
+    init(
+        handler: @escaping @Sendable (HTTPRequest) -> HTTPResponse, configuration: HTTPServerConfiguration,
+        table: ConnectionTable
+    ) {
         self.handler = handler
-        self.maximumBodyBytes = maximumBodyBytes
+        self.maximumBodyBytes = configuration.maximumBodyBytes
+        self.headerTimeout = Int64(configuration.requestHeaderTimeoutSeconds) * 1_000_000_000
+        self.bodyTimeout = Int64(configuration.requestBodyTimeoutSeconds) * 1_000_000_000
+        self.table = table
     }
 }
 
-/// A started libmicrohttpd daemon and the context its callbacks use. Its holder must call ``stop(gracePeriodSeconds:)``
+/// The started libmicrohttpd daemons, each with one thread and no listening socket of its own, and the gate
+/// that accepts connections and hands them to the daemons. Its holder must call ``stop(gracePeriodSeconds:)``
 /// exactly once.
-struct RunningDaemon {
-    private let handle: OpaquePointer
+///
+/// `@unchecked Sendable`: the daemon handles are only used through libmicrohttpd calls that are safe from any
+/// thread (`MHD_add_connection`, `MHD_stop_daemon` once, after the gate has stopped).
+final class RunningServer: @unchecked Sendable {
+    private let daemons: [OpaquePointer]
     private let context: ServerContext
-    /// The port the daemon's listening socket is bound to.
+    private var gate: ConnectionGate?
+    /// The port the listening socket is bound to.
     let port: UInt16
 
-    /// Starts a daemon serving `socket`, which it takes over whatever the outcome; throws
-    /// ``HTTPServerError/Code/daemonStartFailed`` when libmicrohttpd refuses.
-    ///
-    /// libmicrohttpd receives a duplicate of the descriptor, so that this function can close its own copy on every
-    /// path without ever closing a descriptor twice, whether or not libmicrohttpd closes its copy when it fails.
+    private init(daemons: [OpaquePointer], context: ServerContext, port: UInt16) {
+        self.daemons = daemons
+        self.context = context
+        self.port = port
+    }
+
+    /// Starts one daemon per configured thread and the gate over `socket`, which this takes over whatever the
+    /// outcome; throws ``HTTPServerError/Code/daemonStartFailed`` when libmicrohttpd or the gate cannot start.
     static func start(
         listeningOn socket: ListenSocket, configuration: HTTPServerConfiguration,
         handler: @escaping @Sendable (HTTPRequest) -> HTTPResponse
-    ) throws(HTTPServerError) -> RunningDaemon {
-        let context = ServerContext(handler: handler, maximumBodyBytes: configuration.maximumBodyBytes)
-        let daemonDescriptor = fcntl(socket.descriptor, F_DUPFD_CLOEXEC, 0)
-        let handle = daemonDescriptor < 0 ? nil : startDaemon(on: daemonDescriptor, configuration, context)
-        guard let handle else {
-            shutdown(socket.descriptor, Int32(SHUT_RDWR))
+    ) throws(HTTPServerError) -> RunningServer {
+        let table = ConnectionTable(
+            maximumConnections: configuration.maximumConnections,
+            maximumPerClient: configuration.maximumConnectionsPerClient, daemons: configuration.threads)
+        let context = ServerContext(handler: handler, configuration: configuration, table: table)
+        var daemons: [OpaquePointer] = []
+        for _ in 0..<configuration.threads {
+            guard let daemon = startDaemon(configuration, context) else { break }
+            daemons.append(daemon)
+        }
+        let server = RunningServer(daemons: daemons, context: context, port: socket.port)
+        let endpoint = ListenAddress(host: configuration.host, port: socket.port)
+        guard daemons.count == configuration.threads else {
             close(socket.descriptor)
-            let endpoint = ListenAddress(host: configuration.host, port: socket.port)
+            server.stopDaemons()
             throw HTTPServerError(
                 .daemonStartFailed,
-                "libmicrohttpd could not start serving \(endpoint) with \(configuration.threads) threads"
-            )
+                "libmicrohttpd could not start serving \(endpoint) with \(configuration.threads) threads")
         }
-        close(socket.descriptor)
-        return RunningDaemon(handle: handle, context: context, port: socket.port)
+        let handles = DaemonHandles(daemons)
+        server.gate = ConnectionGate.start(
+            listenDescriptor: socket.descriptor, configuration: configuration, table: table
+        ) { record in
+            handles.add(record)
+        }
+        guard server.gate != nil else {
+            server.stopDaemons()
+            throw HTTPServerError(.daemonStartFailed, "the connection gate for \(endpoint) could not start")
+        }
+        return server
     }
 
-    /// Closes the listening socket (new connections are refused), waits up to `gracePeriodSeconds` for the requests
-    /// the application has already seen to finish sending their responses, then stops the daemon, closing every
-    /// remaining connection and joining its threads.
+    /// Closes the listening socket (new connections are refused) and the connections whose first head was still
+    /// being read, waits up to `gracePeriodSeconds` for the requests the application has already seen to finish
+    /// sending their responses, then stops the daemons, closing every remaining connection and joining their
+    /// threads.
     func stop(gracePeriodSeconds: Int) {
-        let listenDescriptor = MHD_quiesce_daemon(handle)
-        if listenDescriptor >= 0 {
-            close(listenDescriptor)
-        }
+        gate?.stop()
+        gate = nil
         context.inFlight.drain(waitingAtMost: gracePeriodSeconds)
-        MHD_stop_daemon(handle)
+        stopDaemons()
+    }
+
+    private func stopDaemons() {
+        for daemon in daemons {
+            MHD_stop_daemon(daemon)
+        }
     }
 }
 
-private func startDaemon(
-    on descriptor: Int32, _ configuration: HTTPServerConfiguration, _ context: ServerContext
-) -> OpaquePointer? {
-    let flags = MHD_USE_POLL.rawValue | MHD_USE_INTERNAL_POLLING_THREAD.rawValue | MHD_USE_ITC.rawValue
+/// The daemons' handles, for the gate's thread to hand connections to.
+private final class DaemonHandles: @unchecked Sendable {
+    private let handles: [OpaquePointer]
+
+    init(_ handles: [OpaquePointer]) {
+        self.handles = handles
+    }
+
+    /// Gives `record`'s socket to the daemon it names, which from then on closes it, whether or not it takes it.
+    func add(_ record: ServedConnection) -> Bool {
+        var address = record.address
+        let length = socklen_t(
+            Int32(address.ss_family) == AF_INET6
+                ? MemoryLayout<sockaddr_in6>.size : MemoryLayout<sockaddr_in>.size)
+        return withUnsafePointer(to: &address) { storage in
+            storage.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                MHD_add_connection(handles[record.daemonIndex], record.descriptor, $0, length) == .YES
+            }
+        }
+    }
+}
+
+/// One daemon with its own thread, fed by ``ConnectionGate`` through `MHD_add_connection`.
+///
+/// - `STRICT_FOR_CLIENT` -1: in libmicrohttpd 0.9.75 it is this level (not 1) that refuses whitespace between a
+///   field name and its colon, with one 400 and a close; level 1 adds a `Host` check whose 400 is written twice.
+/// - `CONNECTION_LIMIT` twice the server's: the table already enforces the limit, and a daemon still counting a
+///   connection it is about to clean up must not refuse (and silently close) one the table admitted.
+/// - `URI_LOG_CALLBACK` sees each request's target before libmicrohttpd parses it (``requestStarted``).
+private func startDaemon(_ configuration: HTTPServerConfiguration, _ context: ServerContext) -> OpaquePointer? {
+    let flags =
+        MHD_USE_POLL.rawValue | MHD_USE_INTERNAL_POLLING_THREAD.rawValue | MHD_USE_ITC.rawValue
+        | MHD_USE_NO_LISTEN_SOCKET.rawValue
     let contextPointer = Unmanaged.passUnretained(context).toOpaque()
     let completed: MHD_RequestCompletedCallback = requestCompleted
+    let notified: MHD_NotifyConnectionCallback = connectionNotified
+    let started:
+        @convention(c) (UnsafeMutableRawPointer?, UnsafePointer<CChar>?, OpaquePointer?) -> UnsafeMutableRawPointer? =
+            requestStarted
     let unescape: @convention(c) (UnsafeMutableRawPointer?, OpaquePointer?, UnsafeMutablePointer<CChar>?) -> Int =
         keepPercentEscapes
     let options: [CVarArg] = [
-        MHD_OPTION.LISTEN_SOCKET.rawValue, descriptor,
-        MHD_OPTION.THREAD_POOL_SIZE.rawValue, UInt32(clamping: configuration.threads),
-        MHD_OPTION.CONNECTION_LIMIT.rawValue, UInt32(clamping: configuration.maximumConnections),
+        MHD_OPTION.CONNECTION_LIMIT.rawValue, UInt32(clamping: configuration.maximumConnections * 2),
         MHD_OPTION.CONNECTION_TIMEOUT.rawValue, UInt32(clamping: configuration.connectionTimeoutSeconds),
+        MHD_OPTION.STRICT_FOR_CLIENT.rawValue, Int32(-1),
         MHD_OPTION.NOTIFY_COMPLETED.rawValue, unsafeBitCast(completed, to: OpaquePointer.self),
+        OpaquePointer(contextPointer),
+        MHD_OPTION.NOTIFY_CONNECTION.rawValue, unsafeBitCast(notified, to: OpaquePointer.self),
+        OpaquePointer(contextPointer),
+        MHD_OPTION.URI_LOG_CALLBACK.rawValue, unsafeBitCast(started, to: OpaquePointer.self),
         OpaquePointer(contextPointer),
         MHD_OPTION.UNESCAPE_CALLBACK.rawValue, unsafeBitCast(unescape, to: OpaquePointer.self),
         OpaquePointer(contextPointer),
@@ -84,9 +159,59 @@ private func startDaemon(
     }
 }
 
+/// The connection libmicrohttpd's "started" notification attached to `connection`.
+private func servedConnection(_ connection: OpaquePointer) -> ServedConnection? {
+    CReceiptMHD_socketContext(connection).map { Unmanaged<ServedConnection>.fromOpaque($0).takeUnretainedValue() }
+}
+
+/// libmicrohttpd's connection notifications: at the start, the table's record for the socket becomes the
+/// connection's socket context (retained); at the end, it is released and uncounted, before libmicrohttpd closes
+/// the socket.
+private func connectionNotified(
+    _ contextPointer: UnsafeMutableRawPointer?, _ connection: OpaquePointer?,
+    _ socketContext: UnsafeMutablePointer<UnsafeMutableRawPointer?>?, _ code: MHD_ConnectionNotificationCode
+) {
+    guard let contextPointer, let connection, let socketContext else { return }
+    let context = Unmanaged<ServerContext>.fromOpaque(contextPointer).takeUnretainedValue()
+    switch code {
+    case .CONNECTION_NOTIFY_STARTED:
+        if let record = context.table.claim(descriptor: CReceiptMHD_connectionDescriptor(connection)) {
+            socketContext.pointee = Unmanaged.passRetained(record).toOpaque()
+        }
+    default:
+        if let pointer = socketContext.pointee {
+            socketContext.pointee = nil
+            context.table.closed(Unmanaged<ServedConnection>.fromOpaque(pointer).takeRetainedValue())
+        }
+    }
+}
+
+/// libmicrohttpd's URI log callback, called for every request once its request line is in and before its target
+/// is parsed: saves the target as sent, and ends libmicrohttpd's copy of it right after the `?`.
+///
+/// libmicrohttpd 0.9.75 stores every query argument in the connection's memory pool (32 KiB); a few hundred
+/// arguments exhaust it, and the connection is closed without an answer. The server decodes the query itself from
+/// the saved target (strictly, ``PercentDecoding``), so libmicrohttpd is left an empty query. The bytes written to
+/// are libmicrohttpd's own read buffer, which it also writes to while parsing.
+private func requestStarted(
+    _ contextPointer: UnsafeMutableRawPointer?, _ uri: UnsafePointer<CChar>?, _ connection: OpaquePointer?
+) -> UnsafeMutableRawPointer? {
+    guard let uri, let connection, let served = servedConnection(connection) else { return nil }
+    let length = strlen(uri)
+    let target = UnsafeRawBufferPointer(start: uri, count: length)
+    served.target = Array(target)
+    served.targetLength = length
+    if let question = target.firstIndex(of: UInt8(ascii: "?")), question + 1 < length {
+        UnsafeMutablePointer(mutating: uri)[question + 1] = 0
+    }
+    return nil
+}
+
 /// The state of one request between libmicrohttpd's calls of the access handler; only the thread serving its
 /// connection touches it.
 private final class RequestState {
+    /// The request as read from its head; the body is added at the last call.
+    var request = HTTPRequest(method: "", path: "/")
     var body: [UInt8] = []
     var exceededLimit = false
     var responded = false
@@ -107,8 +232,8 @@ private final class RequestState {
     }
 }
 
-/// libmicrohttpd's access handler: called once when the headers are in, once per piece of body, and once more
-/// (with no data) when the request is complete.
+/// libmicrohttpd's access handler: called once when the head is in, once per piece of body, and once more (with
+/// no data) when the request is complete.
 private func handleAccess(
     _ contextPointer: UnsafeMutableRawPointer?, _ connection: OpaquePointer?, _ url: UnsafePointer<CChar>?,
     _ method: UnsafePointer<CChar>?, _ version: UnsafePointer<CChar>?, _ uploadData: UnsafePointer<CChar>?,
@@ -122,9 +247,18 @@ private func handleAccess(
         let state = RequestState()
         requestSlot.pointee = Unmanaged.passRetained(state).toOpaque()
         context.inFlight.begin()
-        guard declaredBodyFits(connection, limit: context.maximumBodyBytes) else {
-            state.exceededLimit = true
-            return respond(bodyTooLarge(limit: context.maximumBodyBytes), to: connection, state, context)
+        let served = servedConnection(connection)
+        served?.deadline.store(monotonicNanoseconds() + context.bodyTimeout, ordering: .relaxed)
+        do throws(RequestRejection) {
+            guard let method, let url, let version, let served else {
+                throw RequestRejection(400, "invalid_request_line", "the request line could not be read")
+            }
+            state.request = try readHead(
+                connection, method: method, url: url, version: version, served: served,
+                maximumBodyBytes: context.maximumBodyBytes)
+        } catch {
+            state.exceededLimit = error.status == 413
+            return respond(error.response, to: connection, state, context)
         }
         return .YES
     }
@@ -137,40 +271,110 @@ private func handleAccess(
     if state.responded {
         return .YES
     }
+    servedConnection(connection)?.deadline.store(0, ordering: .relaxed)
     if state.exceededLimit {
-        return respond(bodyTooLarge(limit: context.maximumBodyBytes), to: connection, state, context)
+        return respond(bodyTooLarge(limit: context.maximumBodyBytes).response, to: connection, state, context)
     }
-    let request = HTTPRequest(
-        method: method.map { String(cString: $0) } ?? "",
-        path: url.map { String(cString: $0) } ?? "/",
-        query: values(of: connection, kind: .GET_ARGUMENT_KIND).map {
-            (name: formDecoded($0.name), value: formDecoded($0.value))
-        },
-        headers: values(of: connection, kind: .HEADER_KIND).map {
-            (
-                name: String(decoding: $0.name, as: UTF8.self).lowercased(),
-                value: String(decoding: $0.value, as: UTF8.self)
-            )
-        },
-        body: state.body
-    )
+    var request = state.request
+    request.body = state.body
     state.body = []
     return respond(context.handler(request), to: connection, state, context)
 }
 
-/// Whether the request's `Content-Length`, when it has one, is within `limit`.
-private func declaredBodyFits(_ connection: OpaquePointer, limit: Int) -> Bool {
-    guard let declared = MHD_lookup_connection_value(connection, .HEADER_KIND, MHD_HTTP_HEADER_CONTENT_LENGTH) else {
-        return true
+/// The request's head as libmicrohttpd parsed it, held to ``RequestRules`` like a first head read by the gate.
+///
+/// libmicrohttpd parses the head in place, turning each line's CRLF, the colon after each field name and the
+/// spaces of the request line into NUL bytes, and cuts a line, a value or the target at a NUL it receives: a value
+/// `a\0b` reaches the handler as `a`, a bare LF splits a line in two. Every such trick leaves bytes that no parsed
+/// part accounts for, so the head is checked to be exactly its parts in order: method, target, version, then each
+/// field's name, colon, optional whitespace and value, each line two bytes of line end, and the empty line.
+private func readHead(
+    _ connection: OpaquePointer, method: UnsafePointer<CChar>, url: UnsafePointer<CChar>,
+    version: UnsafePointer<CChar>, served: ServedConnection, maximumBodyBytes: Int
+) throws(RequestRejection) -> HTTPRequest {
+    let headSize = CReceiptMHD_requestHeaderSize(connection)
+    guard headSize <= RequestRules.maximumHeadBytes else {
+        throw RequestRejection(
+            431, "headers_too_large", "the request head exceeds \(RequestRules.maximumHeadBytes) bytes")
     }
-    let digits = String(cString: declared)
-    guard !digits.isEmpty, digits.utf8.allSatisfy({ (UInt8(ascii: "0")...UInt8(ascii: "9")).contains($0) }) else {
-        return true
+    let fields = rawFields(of: connection)
+    let head = UnsafeRawBufferPointer(start: method, count: headSize)
+    guard
+        headAccountsForEveryByte(
+            head, method: method, url: url, targetLength: served.targetLength, version: version, fields: fields)
+    else {
+        throw RequestRejection(
+            400, "invalid_header", "the request head holds a NUL byte, a bare LF or a folded line")
     }
-    guard let length = Int(digits) else {
+    let methodBytes = Array(UnsafeRawBufferPointer(start: method, count: strlen(method)))
+    let versionBytes = Array(UnsafeRawBufferPointer(start: version, count: strlen(version)))
+    try RequestRules.checkRequestLine(method: methodBytes, target: served.target, version: versionBytes)
+    let values = fields.map { (name: Array($0.name), value: RequestRules.trimmed($0.value)) }
+    for field in fields {
+        try RequestRules.checkField(name: field.name, value: field.value)
+    }
+    try RequestRules.checkFraming(version: versionBytes, fields: values, maximumBodyBytes: maximumBodyBytes)
+    let question = served.target.firstIndex(of: UInt8(ascii: "?"))
+    guard
+        let query = PercentDecoding.queryArguments(
+            served.target[(question.map { $0 + 1 } ?? served.target.endIndex)...])
+    else {
+        throw RequestRejection(
+            400, "invalid_query", "a query argument has a malformed percent-escape or is not UTF-8 once decoded")
+    }
+    return HTTPRequest(
+        method: String(decoding: methodBytes, as: UTF8.self),
+        path: String(decoding: served.target[..<(question ?? served.target.endIndex)], as: UTF8.self),
+        query: query,
+        headers: values.map {
+            (
+                name: String(decoding: $0.name, as: UTF8.self).lowercased(),
+                value: String(decoding: $0.value, as: UTF8.self)
+            )
+        }
+    )
+}
+
+/// Whether `head` (the head's bytes as libmicrohttpd left them) is exactly method, target, version and `fields`
+/// in order, with nothing between them but what libmicrohttpd turned into NUL bytes and optional whitespace.
+private func headAccountsForEveryByte(
+    _ head: UnsafeRawBufferPointer, method: UnsafePointer<CChar>, url: UnsafePointer<CChar>, targetLength: Int,
+    version: UnsafePointer<CChar>, fields: [(name: UnsafeRawBufferPointer, value: UnsafeRawBufferPointer)]
+) -> Bool {
+    guard let base = head.baseAddress else { return false }
+    func offset(_ pointer: UnsafeRawPointer?) -> Int? {
+        guard let pointer, pointer >= base, pointer <= base + head.count else { return nil }
+        return pointer - base
+    }
+    func isNul(_ index: Int, count: Int = 1) -> Bool {
+        index >= 0 && index + count <= head.count && head[index..<(index + count)].allSatisfy { $0 == 0 }
+    }
+    let methodLength = strlen(method)
+    guard let urlOffset = offset(url), urlOffset == methodLength + 1, isNul(methodLength),
+        let versionOffset = offset(version), versionOffset == urlOffset + targetLength + 1,
+        isNul(versionOffset - 1)
+    else {
         return false
     }
-    return length <= limit
+    var position = versionOffset + strlen(version)
+    guard isNul(position, count: 2) else { return false }
+    position += 2
+    for field in fields {
+        guard offset(field.name.baseAddress) == position else { return false }
+        position += field.name.count
+        guard isNul(position) else { return false }
+        position += 1
+        guard let valueOffset = offset(field.value.baseAddress), valueOffset >= position,
+            valueOffset + field.value.count <= head.count,
+            head[position..<valueOffset].allSatisfy(RequestRules.isWhitespace)
+        else {
+            return false
+        }
+        position = valueOffset + field.value.count
+        guard isNul(position, count: 2) else { return false }
+        position += 2
+    }
+    return isNul(position, count: 2) && position + 2 == head.count
 }
 
 /// Queues `response` (or a 500 when libmicrohttpd will not take it as it is) and frees libmicrohttpd's copy.
@@ -207,7 +411,7 @@ private func prepareResponse(_ response: HTTPResponse, closing: Bool) -> (handle
         return nil
     }
     var headers = response.headers.filter { $0.name.lowercased() != "content-length" }
-    if closing {
+    if closing && !headers.contains(where: { $0.name.lowercased() == "connection" }) {
         headers.append((name: MHD_HTTP_HEADER_CONNECTION, value: "close"))
     }
     for header in headers where MHD_add_response_header(handle, header.name, header.value) != .YES {
@@ -217,52 +421,63 @@ private func prepareResponse(_ response: HTTPResponse, closing: Bool) -> (handle
     return (handle, status)
 }
 
-/// The name/value pairs of one kind (headers, query arguments) in the order received, as raw bytes.
-private func values(of connection: OpaquePointer, kind: MHD_ValueKind) -> [(name: [UInt8], value: [UInt8])] {
-    let collector = PairCollector()
+/// The request's header fields in the order received, as libmicrohttpd's buffers (valid until the request ends).
+private func rawFields(of connection: OpaquePointer) -> [(name: UnsafeRawBufferPointer, value: UnsafeRawBufferPointer)]
+{
+    let collector = FieldCollector()
     withExtendedLifetime(collector) {
-        _ = MHD_get_connection_values_n(connection, kind, collectPair, Unmanaged.passUnretained(collector).toOpaque())
+        _ = MHD_get_connection_values_n(
+            connection, .HEADER_KIND, collectField, Unmanaged.passUnretained(collector).toOpaque())
     }
-    return collector.pairs
+    return collector.fields
 }
 
-private final class PairCollector {
-    var pairs: [(name: [UInt8], value: [UInt8])] = []
+private final class FieldCollector {
+    var fields: [(name: UnsafeRawBufferPointer, value: UnsafeRawBufferPointer)] = []
 }
 
-private func collectPair(
+private func collectField(
     _ collectorPointer: UnsafeMutableRawPointer?, _ kind: MHD_ValueKind, _ name: UnsafePointer<CChar>?, _ nameSize: Int,
     _ value: UnsafePointer<CChar>?, _ valueSize: Int
 ) -> MHD_Result {
     guard let collectorPointer, let name else {
         return .YES
     }
-    let collector = Unmanaged<PairCollector>.fromOpaque(collectorPointer).takeUnretainedValue()
-    collector.pairs.append(
+    let collector = Unmanaged<FieldCollector>.fromOpaque(collectorPointer).takeUnretainedValue()
+    collector.fields.append(
         (
-            name: Array(UnsafeRawBufferPointer(start: name, count: nameSize)),
-            value: value.map { Array(UnsafeRawBufferPointer(start: $0, count: valueSize)) } ?? []
+            name: UnsafeRawBufferPointer(start: name, count: nameSize),
+            value: UnsafeRawBufferPointer(start: value, count: value == nil ? 0 : valueSize)
         )
     )
     return .YES
 }
 
 /// libmicrohttpd's notification that it is done with a request (response sent, client gone, timeout or shutdown):
-/// releases the request's state and counts it out of the in-flight requests.
+/// releases the request's state and counts it out of the in-flight requests. When the response was sent and the
+/// connection stays open, the time allowed for the next request's head starts.
 private func requestCompleted(
     _ contextPointer: UnsafeMutableRawPointer?, _ connection: OpaquePointer?,
     _ requestSlot: UnsafeMutablePointer<UnsafeMutableRawPointer?>?, _ reason: MHD_RequestTerminationCode
 ) {
-    guard let contextPointer, let requestSlot, let statePointer = requestSlot.pointee else {
+    guard let contextPointer else {
+        return
+    }
+    let context = Unmanaged<ServerContext>.fromOpaque(contextPointer).takeUnretainedValue()
+    if reason == .REQUEST_TERMINATED_COMPLETED_OK, let connection {
+        servedConnection(connection)?.deadline.store(
+            monotonicNanoseconds() + context.headerTimeout, ordering: .relaxed)
+    }
+    guard let requestSlot, let statePointer = requestSlot.pointee else {
         return
     }
     requestSlot.pointee = nil
     Unmanaged<RequestState>.fromOpaque(statePointer).release()
-    Unmanaged<ServerContext>.fromOpaque(contextPointer).takeUnretainedValue().inFlight.end()
+    context.inFlight.end()
 }
 
 /// Leaves the path and query exactly as sent: the path's percent-decoding is the handler's business, the query's is
-/// done by ``formDecoded(_:)``.
+/// done by ``PercentDecoding``.
 private func keepPercentEscapes(
     _ context: UnsafeMutableRawPointer?, _ connection: OpaquePointer?, _ text: UnsafeMutablePointer<CChar>?
 ) -> Int {

@@ -25,17 +25,21 @@ public final class ReceiptServer: Sendable {
     private let ledger: SQLiteLedger
     private let http: HTTPServer
 
-    /// Opens the ledger and prepares the server; nothing listens until ``start()``.
-    public init(configuration: ServiceConfiguration, log: @escaping @Sendable (String) -> Void = { _ in })
-        throws(ReceiptServerError)
-    {
+    /// Opens the ledger and prepares the server; nothing listens until ``start()``. `log` gets one line per request
+    /// on the thread serving it and must not block; `droppedLogLines` tells how many it dropped (see
+    /// ``LogLineQueue``).
+    public init(
+        configuration: ServiceConfiguration, log: @escaping @Sendable (String) -> Void = { _ in },
+        droppedLogLines: @escaping @Sendable () -> Int = { 0 }
+    ) throws(ReceiptServerError) {
         do {
             ledger = try SQLiteLedger(path: configuration.ledgerPath)
         } catch {
             throw ReceiptServerError(code: .ledger, message: "ledger \(configuration.ledgerPath): \(error)")
         }
         do {
-            service = try ReceiptService(configuration: configuration, ledger: ledger, log: log)
+            service = try ReceiptService(
+                configuration: configuration, ledger: ledger, log: log, droppedLogLines: droppedLogLines)
         } catch {
             ledger.close()
             throw ReceiptServerError(code: .configuration, message: "\(error)")
@@ -44,7 +48,10 @@ public final class ReceiptServer: Sendable {
         var listening = HTTPServerConfiguration(
             host: configuration.host, port: configuration.port,
             maximumConnections: configuration.maximumConnections,
+            maximumConnectionsPerClient: configuration.maximumConnectionsPerClient,
             connectionTimeoutSeconds: configuration.connectionTimeoutSeconds,
+            requestHeaderTimeoutSeconds: configuration.headerTimeoutSeconds,
+            requestBodyTimeoutSeconds: configuration.bodyTimeoutSeconds,
             maximumBodyBytes: configuration.maximumBodyBytes)
         if configuration.threads > 0 { listening.threads = configuration.threads }
         http = HTTPServer(configuration: listening, handler: { request in service.handle(request) })

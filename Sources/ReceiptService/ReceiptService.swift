@@ -15,7 +15,7 @@ public final class ReceiptService: Sendable {
     let configuration: ServiceConfiguration
     let ledger: any TransactionLedger
     let verifier: ReceiptVerifier
-    let metrics = ServiceMetrics()
+    let metrics: ServiceMetrics
     /// Receipts signed for `latest_receipt` and restores, by the content they cover.
     let signedReceipts = SignedReceiptCache()
     private let tokenDigests: [[UInt8]]
@@ -24,16 +24,19 @@ public final class ReceiptService: Sendable {
     /// America/Los_Angeles from the system's time-zone database: the zone of Apple's `*_pst` dates.
     let pacificTime: TimeZoneRules
 
-    /// A service over `ledger`; `log` receives one JSON line per request (no receipt contents, no secrets), and
-    /// `clock` tells the time (the system's by default).
+    /// A service over `ledger`; `log` receives one JSON line per request (no receipt contents, no secrets) on the
+    /// thread serving it, so it must not block (``LogLineQueue/append(_:)`` does not), `droppedLogLines` tells how
+    /// many lines that log has dropped (for `/metrics`), and `clock` tells the time (the system's by default).
     public init(
         configuration: ServiceConfiguration,
         ledger: any TransactionLedger,
         log: @escaping @Sendable (String) -> Void = { _ in },
+        droppedLogLines: @escaping @Sendable () -> Int = { 0 },
         clock: @escaping @Sendable () -> ReceiptDate = ReceiptService.systemTime
     ) throws(ServiceConfigurationError) {
         self.configuration = configuration
         self.ledger = ledger
+        metrics = ServiceMetrics(droppedLogLines: droppedLogLines)
         do {
             verifier = try ReceiptVerifier(
                 trustAnchors: configuration.trustAnchors, limits: configuration.verificationLimits)
@@ -84,15 +87,19 @@ public final class ReceiptService: Sendable {
         return response
     }
 
-    /// Requires `Authorization: Bearer TOKEN` with a configured token, compared in constant time.
+    /// Requires `Authorization: Bearer TOKEN` with a configured token, compared in constant time. The scheme's
+    /// name is case-insensitive (RFC 9110 §11.1: `bearer`, `BEARER`); one or more spaces separate it from the token.
     func authenticate(_ request: HTTPRequest) throws(ServiceError) {
         let challenge = [("WWW-Authenticate", "Bearer")]
-        guard let header = request.header("authorization"), header.hasPrefix("Bearer ") else {
+        let header = Array((request.header("authorization") ?? "").utf8)
+        let schemeEnd = header.firstIndex(of: UInt8(ascii: " ")) ?? header.endIndex
+        let token = header[schemeEnd...].drop { $0 == UInt8(ascii: " ") }
+        guard String(decoding: header[..<schemeEnd], as: UTF8.self).lowercased() == "bearer", !token.isEmpty else {
             throw ServiceError(
                 status: 401, code: "unauthorized", message: "this endpoint requires Authorization: Bearer TOKEN",
                 headers: challenge)
         }
-        let presented = DigestAlgorithm.sha256.hash(Array(header.utf8.dropFirst(7))[...])
+        let presented = DigestAlgorithm.sha256.hash(Array(token)[...])
         var matched = false
         for digest in tokenDigests where constantTimeEquals(digest, presented) { matched = true }
         guard matched else {

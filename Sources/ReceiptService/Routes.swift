@@ -138,36 +138,16 @@ extension ReceiptService {
         return parameters
     }
 
-    /// A path segment with its percent-escapes decoded; malformed escapes, invalid UTF-8, an empty value or one
-    /// longer than ``maximumIdentifierLength`` bytes are refused naming the parameter.
+    /// A path segment with its percent-escapes decoded (``PercentDecoding``); malformed escapes, invalid UTF-8, an
+    /// empty value or one longer than ``maximumIdentifierLength`` bytes are refused naming the parameter.
     static func identifier(percentDecoding segment: String, name: String) throws(ServiceError) -> String {
-        var bytes: [UInt8] = []
-        var iterator = segment.utf8.makeIterator()
-        while let byte = iterator.next() {
-            guard byte == UInt8(ascii: "%") else {
-                bytes.append(byte)
-                continue
-            }
-            guard let high = iterator.next().flatMap(hexValue), let low = iterator.next().flatMap(hexValue) else {
-                throw .badRequest("\(name) in the path has a malformed percent-escape")
-            }
-            bytes.append(high << 4 | low)
+        guard let text = PercentDecoding.decode(segment) else {
+            throw .badRequest("\(name) in the path is not percent-encoded UTF-8")
         }
-        guard let text = String(validating: bytes, as: UTF8.self), !text.isEmpty else {
-            throw .badRequest("\(name) in the path must be non-empty UTF-8")
-        }
-        guard bytes.count <= maximumIdentifierLength else {
+        guard !text.isEmpty else { throw .badRequest("\(name) in the path must not be empty") }
+        guard text.utf8.count <= maximumIdentifierLength else {
             throw .badRequest("\(name) in the path must be at most \(maximumIdentifierLength) bytes")
         }
         return text
-    }
-
-    private static func hexValue(_ byte: UInt8) -> UInt8? {
-        switch byte {
-        case UInt8(ascii: "0")...UInt8(ascii: "9"): byte - UInt8(ascii: "0")
-        case UInt8(ascii: "a")...UInt8(ascii: "f"): byte - UInt8(ascii: "a") + 10
-        case UInt8(ascii: "A")...UInt8(ascii: "F"): byte - UInt8(ascii: "A") + 10
-        default: nil
-        }
     }
 }

@@ -25,7 +25,8 @@ public typealias ServiceConfigurationError = JSONFieldError
 ///   "verify_requires_token": false,
 ///   "shared_secret": "…",
 ///   "catalogs": {"game": "catalog.json"},
-///   "limits": {"max_body_bytes": 1048576, "max_connections": 256, "connection_timeout_seconds": 30,
+///   "limits": {"max_body_bytes": 1048576, "max_connections": 256, "max_connections_per_client": 64,
+///              "connection_timeout_seconds": 30, "header_timeout_seconds": 10, "body_timeout_seconds": 30,
 ///              "threads": 0, "max_receipt_bytes": 4194304, "max_purchases": 10000}
 /// }
 /// ```
@@ -72,7 +73,13 @@ public struct ServiceConfiguration: Sendable {
     public var verificationLimits: VerificationLimits
     public var maximumBodyBytes: Int
     public var maximumConnections: Int
+    /// Connections one client (an IPv4 address, an IPv6 /64) may hold at once; behind a proxy, the proxy's.
+    public var maximumConnectionsPerClient: Int
     public var connectionTimeoutSeconds: Int
+    /// Time for a request's whole head, from the connection's start or the previous response, however steady.
+    public var headerTimeoutSeconds: Int
+    /// Time for a request's whole body, from the end of its head, however steady.
+    public var bodyTimeoutSeconds: Int
     /// Worker threads; 0 means one per core.
     public var threads: Int
 
@@ -90,7 +97,10 @@ public struct ServiceConfiguration: Sendable {
         verificationLimits: VerificationLimits = VerificationLimits(),
         maximumBodyBytes: Int = 1 << 20,
         maximumConnections: Int = 256,
+        maximumConnectionsPerClient: Int = 64,
         connectionTimeoutSeconds: Int = 30,
+        headerTimeoutSeconds: Int = 10,
+        bodyTimeoutSeconds: Int = 30,
         threads: Int = 0
     ) {
         self.host = host
@@ -106,7 +116,10 @@ public struct ServiceConfiguration: Sendable {
         self.verificationLimits = verificationLimits
         self.maximumBodyBytes = maximumBodyBytes
         self.maximumConnections = maximumConnections
+        self.maximumConnectionsPerClient = maximumConnectionsPerClient
         self.connectionTimeoutSeconds = connectionTimeoutSeconds
+        self.headerTimeoutSeconds = headerTimeoutSeconds
+        self.bodyTimeoutSeconds = bodyTimeoutSeconds
         self.threads = threads
     }
 
@@ -269,13 +282,17 @@ public struct ServiceConfiguration: Sendable {
     private mutating func readLimits(_ reader: JSONObjectReader) throws(JSONFieldError) {
         guard let limits = try reader.object("limits") else { return }
         try limits.rejectUnknownKeys(allowed: [
-            "max_body_bytes", "max_connections", "connection_timeout_seconds", "threads", "max_receipt_bytes",
-            "max_purchases",
+            "max_body_bytes", "max_connections", "max_connections_per_client", "connection_timeout_seconds",
+            "header_timeout_seconds", "body_timeout_seconds", "threads", "max_receipt_bytes", "max_purchases",
         ])
         maximumBodyBytes = try limits.integer("max_body_bytes", in: 1024...(256 << 20)) ?? maximumBodyBytes
         maximumConnections = try limits.integer("max_connections", in: 1...65_536) ?? maximumConnections
+        maximumConnectionsPerClient =
+            try limits.integer("max_connections_per_client", in: 1...65_536) ?? maximumConnectionsPerClient
         connectionTimeoutSeconds =
             try limits.integer("connection_timeout_seconds", in: 1...3600) ?? connectionTimeoutSeconds
+        headerTimeoutSeconds = try limits.integer("header_timeout_seconds", in: 1...3600) ?? headerTimeoutSeconds
+        bodyTimeoutSeconds = try limits.integer("body_timeout_seconds", in: 1...3600) ?? bodyTimeoutSeconds
         threads = try limits.integer("threads", in: 0...1024) ?? threads
         if threads > maximumConnections {
             throw JSONFieldError(

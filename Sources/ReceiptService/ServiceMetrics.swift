@@ -24,6 +24,12 @@ final class ServiceMetrics: Sendable {
     }
 
     private let state = Mutex(State())
+    /// How many request log lines were dropped because the log's reader fell behind (``LogLineQueue``).
+    private let droppedLogLines: @Sendable () -> Int
+
+    init(droppedLogLines: @escaping @Sendable () -> Int = { 0 }) {
+        self.droppedLogLines = droppedLogLines
+    }
 
     /// Counts one answered request and its latency.
     func recordRequest(route: String, status: Int, seconds: Double) {
@@ -77,6 +83,11 @@ final class ServiceMetrics: Sendable {
         for (outcome, count) in state.verifications.sorted(by: { $0.key < $1.key }) {
             lines.append("receipt_verifications_total{outcome=\"\(outcome)\"} \(count)")
         }
+        lines += [
+            "# HELP receipt_log_lines_dropped_total Request log lines dropped because the log's reader fell behind.",
+            "# TYPE receipt_log_lines_dropped_total counter",
+            "receipt_log_lines_dropped_total \(droppedLogLines())",
+        ]
         if let ledgerTransactions {
             lines += [
                 "# HELP receipt_ledger_transactions Transactions recorded in the ledger.",

@@ -15,8 +15,10 @@ enum ServeCommand {
         one is refused with the key and the rule it breaks.
 
         Standard error gets one JSON line when listening ({"event":"listening","url":…}) and one when stopped;
-        standard output gets one JSON line per request (never receipt contents or secrets). SIGINT or SIGTERM
-        stops accepting connections, finishes requests in flight, closes the ledger and exits 0.
+        standard output gets one JSON line per request (never receipt contents or secrets), through a queue of
+        4096 lines: when its reader falls behind, lines are dropped (counted in /metrics as
+        receipt_log_lines_dropped_total) rather than holding up requests. SIGINT or SIGTERM stops accepting
+        connections, finishes requests in flight, closes the ledger and exits 0.
 
         Options:
           --config FILE       The configuration file (JSON).
@@ -48,6 +50,8 @@ enum ServeCommand {
             configuration.host = listen.host
             configuration.port = listen.port
         }
+        // A log reader that goes away must not kill the server: writing to its pipe fails with EPIPE instead.
+        signal(SIGPIPE, SIG_IGN)
         // Block the stop signals before any thread starts, so every server thread inherits the mask and only
         // sigwait below receives them.
         var stopSignals = sigset_t()
@@ -59,11 +63,15 @@ enum ServeCommand {
         signal(SIGXFSZ, SIG_IGN)
 
         let output = LineWriter(descriptor: STDOUT_FILENO)
+        let requestLog = LogLineQueue(capacity: 4096) { output.write($0) }
         let server: ReceiptServer
         do {
-            server = try ReceiptServer(configuration: configuration, log: { output.write($0) })
+            server = try ReceiptServer(
+                configuration: configuration, log: { requestLog.append($0) },
+                droppedLogLines: { requestLog.droppedLines })
             try server.start()
         } catch {
+            requestLog.close(waitingAtMost: 1)
             // A ledger that cannot be opened for writing is a file that cannot be written: exit status 3.
             throw error.code == .ledger ? .io("\(error)") : .rejected("\(error)")
         }
@@ -74,6 +82,8 @@ enum ServeCommand {
         var received: Int32 = 0
         while sigwait(&stopSignals, &received) != 0 {}
         server.stop()
+        // The lines still queued get a moment to be written; a reader that stopped reading does not hold the exit.
+        requestLog.close(waitingAtMost: 2)
         errors.write(event("stopped", ["signal": .integer(received)]))
     }
 
@@ -84,7 +94,9 @@ enum ServeCommand {
     }
 }
 
-/// Writes whole lines to a file descriptor from any thread, one `write` per line so lines never interleave.
+/// Writes whole lines to a file descriptor from any thread, one `write` per line so lines never interleave. It
+/// blocks while the descriptor's reader does not read: the request log calls it only from its ``LogLineQueue``'s
+/// writer thread.
 private final class LineWriter: Sendable {
     private let descriptor: Int32
     private let lock = Mutex(())

@@ -19,6 +19,7 @@ final class Recorder: Sendable {
 
     var count: Int { requests.withLock { $0.count } }
     var last: HTTPRequest? { requests.withLock { $0.last } }
+    var all: [HTTPRequest] { requests.withLock { $0 } }
 }
 
 /// Starts a server on 127.0.0.1, port 0, with `handler`, recording every request it receives.
@@ -297,7 +298,7 @@ struct HTTPServerTests {
     }
 
     @Test(
-        "A malformed request line or header gets 400 from libmicrohttpd without reaching the handler; serving goes on",
+        "A malformed request line or header gets 400 without reaching the handler; serving goes on",
         arguments: [
             "GET /\r\n\r\n",
             "GET / HTTP/1.1 extra\r\nHost: test\r\n\r\n",
@@ -368,6 +369,9 @@ struct HTTPServerTests {
             (HTTPServerConfiguration(maximumConnections: 0), "maximumConnections"),
             (HTTPServerConfiguration(threads: 8, maximumConnections: 4), "maximumConnections"),
             (HTTPServerConfiguration(connectionTimeoutSeconds: -1), "connectionTimeoutSeconds"),
+            (HTTPServerConfiguration(maximumConnectionsPerClient: 0), "maximumConnectionsPerClient"),
+            (HTTPServerConfiguration(requestHeaderTimeoutSeconds: 0), "requestHeaderTimeoutSeconds"),
+            (HTTPServerConfiguration(requestBodyTimeoutSeconds: 0), "requestBodyTimeoutSeconds"),
             (HTTPServerConfiguration(maximumBodyBytes: -1), "maximumBodyBytes"),
             (HTTPServerConfiguration(shutdownGracePeriodSeconds: -1), "shutdownGracePeriodSeconds"),
         ]

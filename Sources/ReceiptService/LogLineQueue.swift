@@ -1,0 +1,83 @@
+import Dispatch
+import Foundation
+import Synchronization
+
+/// Log lines on their way out, so that logging never blocks serving: ``append(_:)`` only queues a line, and one
+/// writer thread hands the lines, in order, to the blocking `write` given at creation. When the writer falls
+/// behind (a reader that stopped reading the pipe on standard output) and `capacity` lines are waiting, further
+/// lines are dropped and counted in ``droppedLines`` (the service's `receipt_log_lines_dropped_total`).
+public final class LogLineQueue: Sendable {
+    private struct State {
+        var waiting: [String] = []
+        var dropped = 0
+        var closed = false
+    }
+
+    private let capacity: Int
+    private let state = Mutex(State())
+    private let wakeup = DispatchSemaphore(value: 0)
+    private let finished = DispatchSemaphore(value: 0)
+
+    /// Starts the writer thread, which calls `write` for each line.
+    ///
+    /// - Parameter capacity: how many lines may wait for the writer (at least 1); 4096 lines of a request log are
+    ///   about 1 MiB, and at several thousand requests a second they bridge a reader's pause of about a second.
+    public init(capacity: Int = 4096, write: @escaping @Sendable (String) -> Void) {
+        self.capacity = max(capacity, 1)
+        let thread = Thread { [self] in drain(into: write) }
+        thread.name = "log writer"
+        thread.start()
+    }
+
+    /// Queues `line` for the writer, or drops it when `capacity` lines are already waiting. Never waits for the
+    /// writer.
+    public func append(_ line: String) {
+        let wake = state.withLock { state -> Bool in
+            guard !state.closed, state.waiting.count < capacity else {
+                state.dropped += 1
+                return false
+            }
+            state.waiting.append(line)
+            return state.waiting.count == 1
+        }
+        if wake {
+            wakeup.signal()
+        }
+    }
+
+    /// How many lines were dropped so far.
+    public var droppedLines: Int {
+        state.withLock { $0.dropped }
+    }
+
+    /// Stops taking lines (later ones are dropped), and waits up to `seconds` for the writer to write those
+    /// already queued; returns whether it finished. Call once.
+    @discardableResult
+    public func close(waitingAtMost seconds: Double) -> Bool {
+        state.withLock { $0.closed = true }
+        wakeup.signal()
+        return finished.wait(timeout: .now() + seconds) == .success
+    }
+
+    private func drain(into write: @Sendable (String) -> Void) {
+        while true {
+            wakeup.wait()
+            let (lines, closed) = state.withLock { state in
+                defer { state.waiting = [] }
+                return (state.waiting, state.closed)
+            }
+            for line in lines {
+                write(line)
+            }
+            if closed {
+                let rest = state.withLock { state in
+                    defer { state.waiting = [] }
+                    return state.waiting
+                }
+                rest.forEach(write)
+                finished.signal()
+                return
+            }
+        }
+    }
+}
