@@ -1,5 +1,7 @@
 #include <sys/socket.h>
 #include <stdarg.h>
+#include <stdbool.h>
+#include <string.h>
 #include <microhttpd.h>
 
 /* MHD_get_connection_info is variadic, which Swift cannot call: one wrapper for each piece of information the
@@ -22,4 +24,32 @@ static inline size_t CReceiptMHD_requestHeaderSize(struct MHD_Connection *connec
     const union MHD_ConnectionInfo *info =
         MHD_get_connection_info(connection, MHD_CONNECTION_INFO_REQUEST_HEADER_SIZE);
     return info == NULL ? 0 : info->header_size;
+}
+
+/* Whether libmicrohttpd is past reading the current request's head, which it is also when it refuses a head it
+   could not finish reading (MHD_CONNECTION_INFO_REQUEST_HEADER_SIZE has an answer, possibly 0). */
+static inline bool CReceiptMHD_isPastHead(struct MHD_Connection *connection) {
+    return MHD_get_connection_info(connection, MHD_CONNECTION_INFO_REQUEST_HEADER_SIZE) != NULL;
+}
+
+/* The status of the response queued on the connection (MHD_CONNECTION_INFO_HTTP_STATUS), or 0 when none is. */
+static inline unsigned int CReceiptMHD_queuedStatus(struct MHD_Connection *connection) {
+    const union MHD_ConnectionInfo *info = MHD_get_connection_info(connection, MHD_CONNECTION_INFO_HTTP_STATUS);
+    return info == NULL ? 0 : info->http_status;
+}
+
+/* Whether a line of libmicrohttpd's log (its format and arguments, as an MHD_OPTION_EXTERNAL_LOGGER callback
+   receives them) announces an error answer of its own, the one it writes for a request it refuses before the
+   access handler is called: then returns that answer's HTTP status and points `message` at its HTML text;
+   otherwise returns 0 and leaves `arguments` unread. The line is libmicrohttpd 0.9.75's
+   "Error processing request (HTTP response code is %u ('%s')). Closing connection." */
+static inline unsigned int CReceiptMHD_errorAnswerStatus(const char *format, va_list arguments,
+                                                         const char **message) {
+    static const char prefix[] = "Error processing request (HTTP response code is %u";
+    if (format == NULL || strncmp(format, prefix, sizeof prefix - 1) != 0) {
+        return 0;
+    }
+    unsigned int status = va_arg(arguments, unsigned int);
+    *message = va_arg(arguments, const char *);
+    return status;
 }

@@ -10,8 +10,9 @@ internal import Glibc
 ///
 /// So a client that sends nothing, or a head one byte at a time, or junk, holds no libmicrohttpd connection and
 /// is closed when ``HTTPServerConfiguration/requestHeaderTimeoutSeconds`` (or the idle timeout) passes, however
-/// steadily it sends; and a head libmicrohttpd 0.9.75 would answer wrongly (it writes its status line and headers
-/// twice for a malformed `Content-Length`) never reaches it. The same thread runs the watchdog that shuts down
+/// steadily it sends; and a first head libmicrohttpd 0.9.75 would answer wrongly (it writes its status line and
+/// headers twice for a malformed `Content-Length`) never reaches it. Later heads of a kept-alive connection are
+/// libmicrohttpd's to read; ``MicroHTTPDErrorAnswers`` answers what it refuses there. The same thread runs the watchdog that shuts down
 /// connections libmicrohttpd serves once their head or body deadline passes (``ConnectionTable``).
 ///
 /// Every refusal is one complete response with `Connection: close`, then a lingering close: the socket is shut

@@ -31,8 +31,8 @@ struct ClientKey: Hashable, Sendable {
 /// socket context, from the "started" notification to the "closed" one); ``ConnectionTable`` keeps a reference
 /// while it is counted.
 ///
-/// `@unchecked Sendable`: `deadline` is atomic; `target` and `targetLength` are only touched by the daemon thread
-/// serving the connection.
+/// `@unchecked Sendable`: `deadline` is atomic; `target`, `targetLength`, `handle` and `awaitingHead` are only
+/// touched by the daemon thread serving the connection.
 final class ServedConnection: @unchecked Sendable {
     let descriptor: Int32
     let client: ClientKey
@@ -47,6 +47,11 @@ final class ServedConnection: @unchecked Sendable {
     /// libmicrohttpd stops a target at a NUL byte, so a target shorter than the space it takes hid something.
     var target: [UInt8] = []
     var targetLength = 0
+    /// libmicrohttpd's connection, from its "started" notification on.
+    var handle: OpaquePointer?
+    /// True from the start and after each response, until the application sees the next request's head: while
+    /// libmicrohttpd alone reads the connection.
+    var awaitingHead = true
 
     init(descriptor: Int32, client: ClientKey, address: sockaddr_storage, daemonIndex: Int, deadline: Int64) {
         self.descriptor = descriptor
@@ -168,6 +173,11 @@ final class ConnectionTable: Sendable {
                 }
             }
         }
+    }
+
+    /// The started connections daemon `index` serves, in no particular order.
+    func started(byDaemon index: Int) -> [ServedConnection] {
+        state.withLock { state in state.claimed.values.filter { $0.daemonIndex == index } }
     }
 
     /// How many connections are counted (for tests and diagnostics).

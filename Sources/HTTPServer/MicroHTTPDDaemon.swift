@@ -12,6 +12,8 @@ final class ServerContext: Sendable {
     let bodyTimeout: Int64
     let table: ConnectionTable
     let inFlight = InFlightRequests()
+    /// One per daemon, by index: the logger's argument.
+    let errorAnswers: [MicroHTTPDErrorAnswers]
 
     init(
         handler: @escaping @Sendable (HTTPRequest) -> HTTPResponse, configuration: HTTPServerConfiguration,
@@ -22,6 +24,9 @@ final class ServerContext: Sendable {
         self.headerTimeout = Int64(configuration.requestHeaderTimeoutSeconds) * 1_000_000_000
         self.bodyTimeout = Int64(configuration.requestBodyTimeoutSeconds) * 1_000_000_000
         self.table = table
+        errorAnswers = (0..<configuration.threads).map {
+            MicroHTTPDErrorAnswers(table: table, daemonIndex: $0, maximumBodyBytes: configuration.maximumBodyBytes)
+        }
     }
 }
 
@@ -55,8 +60,8 @@ final class RunningServer: @unchecked Sendable {
             maximumPerClient: configuration.maximumConnectionsPerClient, daemons: configuration.threads)
         let context = ServerContext(handler: handler, configuration: configuration, table: table)
         var daemons: [OpaquePointer] = []
-        for _ in 0..<configuration.threads {
-            guard let daemon = startDaemon(configuration, context) else { break }
+        for index in 0..<configuration.threads {
+            guard let daemon = startDaemon(configuration, context, index: index) else { break }
             daemons.append(daemon)
         }
         let server = RunningServer(daemons: daemons, context: context, port: socket.port)
@@ -128,11 +133,16 @@ private final class DaemonHandles: @unchecked Sendable {
 /// - `CONNECTION_LIMIT` twice the server's: the table already enforces the limit, and a daemon still counting a
 ///   connection it is about to clean up must not refuse (and silently close) one the table admitted.
 /// - `URI_LOG_CALLBACK` sees each request's target before libmicrohttpd parses it (``requestStarted``).
-private func startDaemon(_ configuration: HTTPServerConfiguration, _ context: ServerContext) -> OpaquePointer? {
+/// - `USE_ERROR_LOG` with `EXTERNAL_LOGGER`: the log announces libmicrohttpd's own error answers, which
+///   ``MicroHTTPDErrorAnswers`` replaces with the server's.
+private func startDaemon(
+    _ configuration: HTTPServerConfiguration, _ context: ServerContext, index: Int
+) -> OpaquePointer? {
     let flags =
         MHD_USE_POLL.rawValue | MHD_USE_INTERNAL_POLLING_THREAD.rawValue | MHD_USE_ITC.rawValue
-        | MHD_USE_NO_LISTEN_SOCKET.rawValue
+        | MHD_USE_NO_LISTEN_SOCKET.rawValue | MHD_USE_ERROR_LOG.rawValue
     let contextPointer = Unmanaged.passUnretained(context).toOpaque()
+    let errorAnswersPointer = Unmanaged.passUnretained(context.errorAnswers[index]).toOpaque()
     let completed: MHD_RequestCompletedCallback = requestCompleted
     let notified: MHD_NotifyConnectionCallback = connectionNotified
     let started:
@@ -152,6 +162,8 @@ private func startDaemon(_ configuration: HTTPServerConfiguration, _ context: Se
         OpaquePointer(contextPointer),
         MHD_OPTION.UNESCAPE_CALLBACK.rawValue, unsafeBitCast(unescape, to: OpaquePointer.self),
         OpaquePointer(contextPointer),
+        MHD_OPTION.EXTERNAL_LOGGER.rawValue, MicroHTTPDErrorAnswers.logger,
+        OpaquePointer(errorAnswersPointer),
         MHD_OPTION.END.rawValue,
     ]
     return withVaList(options) { arguments in
@@ -176,6 +188,7 @@ private func connectionNotified(
     switch code {
     case .CONNECTION_NOTIFY_STARTED:
         if let record = context.table.claim(descriptor: CReceiptMHD_connectionDescriptor(connection)) {
+            record.handle = connection
             socketContext.pointee = Unmanaged.passRetained(record).toOpaque()
         }
     default:
@@ -249,6 +262,7 @@ private func handleAccess(
         context.inFlight.begin()
         let served = servedConnection(connection)
         served?.deadline.store(monotonicNanoseconds() + context.bodyTimeout, ordering: .relaxed)
+        served?.awaitingHead = false
         do throws(RequestRejection) {
             guard let method, let url, let version, let served else {
                 throw RequestRejection(400, "invalid_request_line", "the request line could not be read")
@@ -464,9 +478,9 @@ private func requestCompleted(
         return
     }
     let context = Unmanaged<ServerContext>.fromOpaque(contextPointer).takeUnretainedValue()
-    if reason == .REQUEST_TERMINATED_COMPLETED_OK, let connection {
-        servedConnection(connection)?.deadline.store(
-            monotonicNanoseconds() + context.headerTimeout, ordering: .relaxed)
+    if reason == .REQUEST_TERMINATED_COMPLETED_OK, let connection, let served = servedConnection(connection) {
+        served.deadline.store(monotonicNanoseconds() + context.headerTimeout, ordering: .relaxed)
+        served.awaitingHead = true
     }
     guard let requestSlot, let statePointer = requestSlot.pointee else {
         return
