@@ -181,42 +181,43 @@ struct JSONParser {
         return String(decoding: bytes[start..<index], as: UTF8.self)
     }
 
+    /// Reads a string from its opening quote. The bytes are valid UTF-8 (checked before parsing), so a run
+    /// without escapes is taken whole; an escaped string is assembled as UTF-8 bytes.
     private mutating func parseString() throws(JSONError) -> String {
         index += 1
-        var scalars = String.UnicodeScalarView()
+        let start = index
+        var unescaped: [UInt8] = []
         var runStart = index
-        func flushRun(upTo end: Int) {
-            scalars.append(contentsOf: String(decoding: bytes[runStart..<end], as: UTF8.self).unicodeScalars)
-        }
         while true {
             guard index < bytes.count else { throw error(.unexpectedEnd, at: index) }
             let byte = bytes[index]
             if byte == UInt8(ascii: "\"") {
-                flushRun(upTo: index)
+                let end = index
                 index += 1
-                return String(scalars)
+                if runStart == start { return String(decoding: bytes[start..<end], as: UTF8.self) }
+                unescaped.append(contentsOf: bytes[runStart..<end])
+                return String(decoding: unescaped, as: UTF8.self)
             }
             if byte < 0x20 { throw error(.controlCharacterInString, at: index) }
             if byte != UInt8(ascii: "\\") {
                 index += 1
                 continue
             }
-            flushRun(upTo: index)
+            unescaped.append(contentsOf: bytes[runStart..<index])
             let escapeStart = index
             index += 1
             guard index < bytes.count else { throw error(.unexpectedEnd, at: index) }
             let escaped = bytes[index]
             index += 1
             switch escaped {
-            case UInt8(ascii: "\""): scalars.append("\"")
-            case UInt8(ascii: "\\"): scalars.append("\\")
-            case UInt8(ascii: "/"): scalars.append("/")
-            case UInt8(ascii: "b"): scalars.append("\u{08}")
-            case UInt8(ascii: "f"): scalars.append("\u{0C}")
-            case UInt8(ascii: "n"): scalars.append("\n")
-            case UInt8(ascii: "r"): scalars.append("\r")
-            case UInt8(ascii: "t"): scalars.append("\t")
-            case UInt8(ascii: "u"): scalars.append(try parseUnicodeEscape(escapeStart: escapeStart))
+            case UInt8(ascii: "\""), UInt8(ascii: "\\"), UInt8(ascii: "/"): unescaped.append(escaped)
+            case UInt8(ascii: "b"): unescaped.append(0x08)
+            case UInt8(ascii: "f"): unescaped.append(0x0C)
+            case UInt8(ascii: "n"): unescaped.append(0x0A)
+            case UInt8(ascii: "r"): unescaped.append(0x0D)
+            case UInt8(ascii: "t"): unescaped.append(0x09)
+            case UInt8(ascii: "u"):
+                UTF8.encode(try parseUnicodeEscape(escapeStart: escapeStart)) { unescaped.append($0) }
             default: throw error(.invalidEscape, at: escapeStart)
             }
             runStart = index
