@@ -31,7 +31,7 @@ struct ClientKey: Hashable, Sendable {
 /// socket context, from the "started" notification to the "closed" one); ``ConnectionTable`` keeps a reference
 /// while it is counted.
 ///
-/// `@unchecked Sendable`: `deadline` is atomic; `target`, `targetLength`, `handle` and `awaitingHead` are only
+/// `@unchecked Sendable`: `deadline` is atomic; `target`, `targetLength`, `handle` and `headPending` are only
 /// touched by the daemon thread serving the connection.
 final class ServedConnection: @unchecked Sendable {
     let descriptor: Int32
@@ -49,9 +49,9 @@ final class ServedConnection: @unchecked Sendable {
     var targetLength = 0
     /// libmicrohttpd's connection, from its "started" notification on.
     var handle: OpaquePointer?
-    /// True from the start and after each response, until the application sees the next request's head: while
-    /// libmicrohttpd alone reads the connection.
-    var awaitingHead = true
+    /// Whether libmicrohttpd has begun a request (read its request line) that the application has not seen and
+    /// that has not ended: it is reading that request's head, or refusing it.
+    var headPending = false
 
     init(descriptor: Int32, client: ClientKey, address: sockaddr_storage, daemonIndex: Int, deadline: Int64) {
         self.descriptor = descriptor

@@ -214,6 +214,7 @@ private func requestStarted(
     let target = UnsafeRawBufferPointer(start: uri, count: length)
     served.target = Array(target)
     served.targetLength = length
+    served.headPending = true
     if let question = target.firstIndex(of: UInt8(ascii: "?")), question + 1 < length {
         UnsafeMutablePointer(mutating: uri)[question + 1] = 0
     }
@@ -262,7 +263,7 @@ private func handleAccess(
         context.inFlight.begin()
         let served = servedConnection(connection)
         served?.deadline.store(monotonicNanoseconds() + context.bodyTimeout, ordering: .relaxed)
-        served?.awaitingHead = false
+        served?.headPending = false
         do throws(RequestRejection) {
             guard let method, let url, let version, let served else {
                 throw RequestRejection(400, "invalid_request_line", "the request line could not be read")
@@ -478,9 +479,11 @@ private func requestCompleted(
         return
     }
     let context = Unmanaged<ServerContext>.fromOpaque(contextPointer).takeUnretainedValue()
-    if reason == .REQUEST_TERMINATED_COMPLETED_OK, let connection, let served = servedConnection(connection) {
-        served.deadline.store(monotonicNanoseconds() + context.headerTimeout, ordering: .relaxed)
-        served.awaitingHead = true
+    if let connection, let served = servedConnection(connection) {
+        served.headPending = false
+        if reason == .REQUEST_TERMINATED_COMPLETED_OK {
+            served.deadline.store(monotonicNanoseconds() + context.headerTimeout, ordering: .relaxed)
+        }
     }
     guard let requestSlot, let statePointer = requestSlot.pointee else {
         return
