@@ -3,7 +3,7 @@ import Testing
 
 /// A document with everything that is easy to get wrong: escapes, non-ASCII text, exact numbers, empty containers,
 /// member order that is not alphabetical, and keys that need escaping.
-private let trickyDocument = JSONValue.object(
+let trickyDocument = JSONValue.object(
     JSONObject([
         "zeta \"quoted\" key": .string("back\\slash / \"quote\""),
         "controls": .string("\u{0}\u{1}\u{08}\u{09}\u{0A}\u{0B}\u{0C}\u{0D}\u{1B}\u{1F} \u{7F}"),
