@@ -157,16 +157,22 @@ private func difference(_ bytes: [UInt8], _ expected: String) -> String? {
     return "at byte \(offset): \(excerpt(bytes).debugDescription), expected \(excerpt(expectedBytes).debugDescription)"
 }
 
-/// Records an issue at the caller unless `value` is written, compact and pretty, as the reference writes it.
+/// Records an issue at the caller unless `value` is written, compact and pretty, as the reference writes it: as
+/// bytes, appended to a buffer that holds something already, and as text.
 private func expectReferenceOutput(_ value: JSONValue, sourceLocation: SourceLocation = #_sourceLocation) {
     for pretty in [false, true] {
         let expected = ReferenceJSONWriter.serialized(value, pretty: pretty)
-        let text = value.serialized(pretty: pretty)
-        #expect(difference(Array(text.utf8), expected) == nil, "pretty: \(pretty)", sourceLocation: sourceLocation)
+        #expect(
+            difference(value.serializedBytes(pretty: pretty), expected) == nil, "pretty: \(pretty)",
+            sourceLocation: sourceLocation)
+        var appended = Array("prefix".utf8)
+        value.write(to: &appended, pretty: pretty)
+        #expect(difference(appended, "prefix" + expected) == nil, sourceLocation: sourceLocation)
+        #expect(value.serialized(pretty: pretty) == expected, sourceLocation: sourceLocation)
     }
 }
 
-@Suite("JSON output: the reference writer's text, compact and pretty")
+@Suite("JSON output: the reference writer's bytes, compact and pretty")
 struct JSONWriterReferenceTests {
     @Test("the repository's vectors are found: JSON files, and the headers and payloads of JWS files and strings")
     func vectorsFound() {

@@ -105,4 +105,24 @@ struct JSONWriterTests {
         let text = #"{"k":[1,-0.5e-7,"\u001f\"\\",{"":null}],"é":false}"#
         #expect(try JSONValue(parsing: text).serialized() == text)
     }
+
+    @Test("write(to:) appends after what the buffer holds and leaves it untouched")
+    func writeAppends() {
+        var output = Array("data: ".utf8)
+        JSONValue.array([.string("a\n"), .null]).write(to: &output)
+        #expect(output == Array(#"data: ["a\n",null]"#.utf8))
+    }
+
+    @Test("a buffer emptied between documents holds each document's bytes in turn, in the capacity it has")
+    func reusedBuffer() {
+        var output: [UInt8] = []
+        trickyDocument.write(to: &output, pretty: true)
+        let capacity = output.capacity
+        for value: JSONValue in [.string("short"), trickyDocument, .array([.number("1")])] {
+            output.removeAll(keepingCapacity: true)
+            value.write(to: &output)
+            #expect(output == value.serializedBytes())
+            #expect(output.capacity == capacity)
+        }
+    }
 }
