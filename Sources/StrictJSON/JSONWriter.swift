@@ -85,22 +85,50 @@ private enum JSONStringWriter {
     /// Appends `text` to `output` as a quoted JSON string.
     static func write(_ text: String, to output: inout [UInt8]) {
         output.append(UInt8(ascii: "\""))
-        var text = text
-        // Native strings are contiguous UTF-8 already; any other is made so first.
-        text.withUTF8 { writeEscaped($0, to: &output) }
+        if text.utf8.withContiguousStorageIfAvailable({ writeEscaped($0, to: &output) }) == nil {
+            // Not stored as contiguous UTF-8 (native strings always are): read through a contiguous copy.
+            var contiguous = text
+            contiguous.withUTF8 { writeEscaped($0, to: &output) }
+        }
         output.append(UInt8(ascii: "\""))
     }
 
-    /// Appends `bytes`, valid UTF-8, with `"`, `\` and the control characters escaped; every other byte is copied,
-    /// in runs as long as the bytes between escapes.
+    /// Appends `bytes`, valid UTF-8, with `"`, `\` and the control characters escaped; the bytes between escapes
+    /// are copied in one piece.
     static func writeEscaped(_ bytes: UnsafeBufferPointer<UInt8>, to output: inout [UInt8]) {
         var runStart = 0
-        for index in bytes.indices where needsEscape(bytes[index]) {
+        while let index = nextEscape(in: bytes, from: runStart) {
             output.append(contentsOf: UnsafeBufferPointer(rebasing: bytes[runStart..<index]))
             writeEscape(bytes[index], to: &output)
             runStart = index + 1
         }
         output.append(contentsOf: UnsafeBufferPointer(rebasing: bytes[runStart...]))
+    }
+
+    /// Where the first byte at or after `start` that needs an escape is, or nil when none does. Eight bytes are
+    /// tested at once while none of them does; the word that holds one is searched byte by byte.
+    static func nextEscape(in bytes: UnsafeBufferPointer<UInt8>, from start: Int) -> Int? {
+        var index = start
+        if let base = UnsafeRawPointer(bytes.baseAddress) {
+            while index + 8 <= bytes.count, !anyNeedsEscape(base.loadUnaligned(fromByteOffset: index, as: UInt64.self))
+            {
+                index += 8
+            }
+        }
+        return bytes[index...].firstIndex(where: needsEscape)
+    }
+
+    /// Whether any of the eight bytes of `word` needs an escape. Subtracting `n` from every byte at once sets the
+    /// high bit of each byte below `n` (and, through the borrow, maybe of bytes above it, but only when one below
+    /// was found, so the answer stays exact): 0x20 from `word` finds the control characters, 1 from `word ^ "` and
+    /// from `word ^ \` the quotes and backslashes, the bytes that became 0. Bytes whose own high bit was set, 0x80
+    /// and above (UTF-8 beyond ASCII), never need an escape and are masked out.
+    static func anyNeedsEscape(_ word: UInt64) -> Bool {
+        let ones: UInt64 = 0x0101_0101_0101_0101
+        let quotes = word ^ (ones &* UInt64(UInt8(ascii: "\"")))
+        let backslashes = word ^ (ones &* UInt64(UInt8(ascii: "\\")))
+        let flagged = (word &- ones &* 0x20) | (quotes &- ones) | (backslashes &- ones)
+        return flagged & ~word & (ones &* 0x80) != 0
     }
 
     /// Whether RFC 8259 §7 requires `byte` to be escaped in a string: `"`, `\` and U+0000 to U+001F. Bytes of

@@ -206,6 +206,20 @@ struct JSONWriterReferenceTests {
         expectReferenceOutput(.string(controls + "\"\\" + controls))
     }
 
+    @Test("a character that needs an escape, or one next to those, is written as the reference writes it anywhere")
+    func everyPosition() {
+        let characters = ["\u{0}", "\u{1F}", " ", "!", "\"", "#", "[", "\\", "]", "\u{7F}", "é", "😀"]
+        for length in 1...24 {
+            for position in 0..<length {
+                for character in characters {
+                    let before = String(repeating: "a", count: position)
+                    let after = String(repeating: "b", count: length - position - 1)
+                    expectReferenceOutput(.string(before + character + after))
+                }
+            }
+        }
+    }
+
     @Test("UTF-8 of every length beside escapes, astral-plane scalars included, is written as the reference writes it")
     func nonASCIIText() {
         for text in [
