@@ -53,7 +53,9 @@ enum BenchCommand {
             throw .rejected("\(error)")
         }
         if json {
-            Files.writeStandardOutput(Array((JSONValue.object(document(report)).serialized(pretty: true) + "\n").utf8))
+            var output = JSONValue.object(document(report)).serializedBytes(pretty: true)
+            output.append(UInt8(ascii: "\n"))
+            Files.writeStandardOutput(output)
         } else {
             Files.writeStandardOutput(Array(table(report).utf8))
         }
