@@ -87,19 +87,6 @@ enum RepositoryJSON {
 
 /// Documents drawn at random from pieces that are easy to get wrong, the same on every run.
 enum RandomJSON {
-    /// SplitMix64: small, fast and deterministic.
-    struct Generator: RandomNumberGenerator {
-        var state: UInt64
-
-        mutating func next() -> UInt64 {
-            state &+= 0x9E37_79B9_7F4A_7C15
-            var mixed = state
-            mixed = (mixed ^ (mixed >> 30)) &* 0xBF58_476D_1CE4_E5B9
-            mixed = (mixed ^ (mixed >> 27)) &* 0x94D0_49BB_1331_11EB
-            return mixed ^ (mixed >> 31)
-        }
-    }
-
     /// Text pieces: ASCII runs short and long, everything that is escaped, and UTF-8 of every length.
     static let pieces = [
         "a", "key", "a run of plain ASCII text longer than a small string", " ", "/", "\"", "\\", "\n", "\r", "\t",
@@ -110,7 +97,7 @@ enum RandomJSON {
     static let numbers = ["0", "-0", "1", "0.10", "1.5e10", "-1E-7", "9223372036854775807", "18446744073709551615"]
 
     /// A string of up to six pieces.
-    static func text(using generator: inout Generator) -> String {
+    static func text(using generator: inout SplitMix64) -> String {
         (0..<Int.random(in: 0...6, using: &generator)).map { _ in
             pieces[Int.random(in: pieces.indices, using: &generator)]
         }
@@ -118,7 +105,7 @@ enum RandomJSON {
     }
 
     /// A value with containers nested at most `depth` deep.
-    static func document(depth: Int, using generator: inout Generator) -> JSONValue {
+    static func document(depth: Int, using generator: inout SplitMix64) -> JSONValue {
         switch Int.random(in: 0..<(depth > 0 ? 7 : 5), using: &generator) {
         case 0: return .null
         case 1: return .bool(Bool.random(using: &generator))
@@ -140,7 +127,7 @@ enum RandomJSON {
 
     /// `count` documents from a fixed seed.
     static func documents(_ count: Int) -> [JSONValue] {
-        var generator = Generator(state: 13)
+        var generator = SplitMix64(state: 13)
         return (0..<count).map { _ in document(depth: 5, using: &generator) }
     }
 }
