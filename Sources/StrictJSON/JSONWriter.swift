@@ -16,8 +16,8 @@ extension JSONValue {
     /// on one line, or indented by two spaces per level. Object members keep their order; numbers are written as
     /// their text; in strings and keys, `"` and `\` and the control characters U+0000 to U+001F are escaped (`\"`,
     /// `\\`, `\n`, `\r`, `\t`, `\b`, `\f`, the others as `\u00xx` in lower-case hex) and every other character is
-    /// copied as its UTF-8. A buffer emptied with `removeAll(keepingCapacity: true)` and written again allocates
-    /// only when a document is larger than any before it.
+    /// copied as its UTF-8. A buffer emptied with `removeAll(keepingCapacity: true)` and written again grows only
+    /// for a document larger than any before it.
     public func write(to output: inout [UInt8], pretty: Bool = false) {
         write(to: &output, pretty: pretty, indent: 0)
     }
