@@ -11,7 +11,8 @@ import Synchronization
 /// Measures verification and signing on receipts it signs itself, next to the two yardsticks that give the
 /// numbers meaning: the raw signature check with the same key (`EVP_DigestVerify`, the physical limit) and the
 /// usual way (`d2i_PKCS7` + `PKCS7_verify`). Also parses a JSON object of many keys next to an array of the same
-/// size, the cost a client controls with the body it posts. Every rate is the median of several rounds.
+/// size, the cost a client controls with the body it posts, and writes receipts' JSON, the cost of every answer.
+/// Every rate is the median of several rounds.
 public enum Benchmark {
     public struct Configuration: Sendable {
         /// Length of one round of one measurement.
@@ -69,12 +70,24 @@ public enum Benchmark {
         public let parseTimeRatio: Double
     }
 
+    /// Writing the verifyReceipt JSON of the receipts of 3 and of 1000 purchases as bytes, into a buffer reused
+    /// from one document to the next: what every line of `receipt verify --json` and every answer of the service
+    /// ends with.
+    public struct JSONWriteFigures: Sendable {
+        public let smallBytes: Int
+        public let largeBytes: Int
+        /// Documents written per second.
+        public let small: Rate
+        public let large: Rate
+    }
+
     public struct Report: Sendable {
         public let machine: String
         public let threads: Int
         public let configuration: Configuration
         public let figures: [KeyFigures]
         public let json: JSONFigures
+        public let jsonWrite: JSONWriteFigures
         public let peakMemoryBytes: Int
     }
 
@@ -88,11 +101,12 @@ public enum Benchmark {
             figures.append(try measure(algorithm, configuration, progress: progress))
         }
         let json = try measureJSON(keys: 60_000, configuration, progress: progress)
+        let jsonWrite = measureJSONWrite(configuration, progress: progress)
         var usage = rusage()
         getrusage(RUSAGE_SELF.rawValue, &usage)
         return Report(
             machine: machineDescription, threads: configuration.threads, configuration: configuration,
-            figures: figures, json: json, peakMemoryBytes: usage.ru_maxrss * 1024)
+            figures: figures, json: json, jsonWrite: jsonWrite, peakMemoryBytes: usage.ru_maxrss * 1024)
     }
 
     static func measure(
@@ -168,6 +182,25 @@ public enum Benchmark {
         return JSONFigures(
             keys: keys, bytes: object.count, objectMilliseconds: 1000 / parsing[0].median,
             arrayMilliseconds: 1000 / parsing[1].median, parseTimeRatio: parsing[1].ratio(to: parsing[0]))
+    }
+
+    /// Write rates of the verifyReceipt JSON of the receipts of 3 and of 1000 purchases.
+    static func measureJSONWrite(_ configuration: Configuration, progress: (String) -> Void) -> JSONWriteFigures {
+        let small = JSONValue.object(sampleReceipt(purchases: 3).verifyReceiptJSON)
+        let large = JSONValue.object(sampleReceipt(purchases: 1000).verifyReceiptJSON)
+        progress("JSON: writing the verifyReceipt JSON of 3 and of 1000 purchases")
+        var buffer: [UInt8] = []
+        let writing = interleavedRates(
+            configuration,
+            [small, large].map { document in
+                {
+                    buffer.removeAll(keepingCapacity: true)
+                    document.write(to: &buffer)
+                }
+            })
+        return JSONWriteFigures(
+            smallBytes: small.serializedBytes().count, largeBytes: large.serializedBytes().count, small: writing[0],
+            large: writing[1])
     }
 
     /// A receipt like a subscription app's: the renewals of one subscription.

@@ -41,12 +41,12 @@ public struct JWSSigner: Sendable {
         header["alg"] = .string("ES256")
         header["x5c"] = .array(chain.map { .string(Base64.encode($0.derEncoded)) })
         if let keyID { header["kid"] = .string(keyID) }
-        encodedHeader = Base64URL.encodedBytes(Array(JSONValue.object(header).serialized().utf8))
+        encodedHeader = Base64URL.encodedBytes(JSONValue.object(header).serializedBytes())
     }
 
     /// The JWS compact serialization of `payload`, written as compact JSON in its member order.
     public func sign(payload: JSONObject) throws(JWSError) -> String {
-        try sign(payloadBytes: Array(JSONValue.object(payload).serialized().utf8))
+        try sign(payloadBytes: JSONValue.object(payload).serializedBytes())
     }
 
     /// The JWS compact serialization of `payloadBytes` exactly as given (which verifiers require to be a JSON object).

@@ -68,7 +68,7 @@ extension ReceiptService {
             return catalog
         case (nil, let inline?):
             do {
-                return try Catalog(json: Array(inline.serialized().utf8))
+                return try Catalog(json: inline.serializedBytes())
             } catch {
                 throw JSONFieldError(path: "catalog", rule: "\(error)")
             }

@@ -30,9 +30,9 @@ struct ServiceError: Error, Sendable {
 extension HTTPResponse {
     /// `object` serialised, with a JSON content type.
     static func json(status: Int = 200, _ object: JSONObject) -> HTTPResponse {
-        HTTPResponse(
-            status: status, headers: [("Content-Type", "application/json")],
-            body: Array((JSONValue.object(object).serialized() + "\n").utf8))
+        var body = JSONValue.object(object).serializedBytes()
+        body.append(UInt8(ascii: "\n"))
+        return HTTPResponse(status: status, headers: [("Content-Type", "application/json")], body: body)
     }
 }
 

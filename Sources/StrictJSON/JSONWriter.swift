@@ -1,76 +1,164 @@
 extension JSONValue {
-    /// The JSON text of this value: compact on one line, or indented by two spaces per level.
-    /// Object members keep their order; strings escape only what RFC 8259 requires.
+    /// The JSON text of this value: compact on one line, or indented by two spaces per level. Object members keep
+    /// their order; strings escape only what RFC 8259 requires. The text of ``serializedBytes(pretty:)``.
     public func serialized(pretty: Bool = false) -> String {
-        var output = ""
-        write(to: &output, pretty: pretty, indent: 0)
+        String(decoding: serializedBytes(pretty: pretty), as: UTF8.self)
+    }
+
+    /// The UTF-8 bytes of the JSON text of this value, as ``write(to:pretty:)`` writes them.
+    public func serializedBytes(pretty: Bool = false) -> [UInt8] {
+        var output: [UInt8] = []
+        write(to: &output, pretty: pretty)
         return output
     }
 
-    private func write(to output: inout String, pretty: Bool, indent: Int) {
+    /// Appends the UTF-8 bytes of the JSON text of this value to `output`, leaving what it holds untouched: compact
+    /// on one line, or indented by two spaces per level. Object members keep their order; numbers are written as
+    /// their text; in strings and keys, `"` and `\` and the control characters U+0000 to U+001F are escaped (`\"`,
+    /// `\\`, `\n`, `\r`, `\t`, `\b`, `\f`, the others as `\u00xx` in lower-case hex) and every other character is
+    /// copied as its UTF-8. A buffer emptied with `removeAll(keepingCapacity: true)` and written again grows only
+    /// for a document larger than any before it.
+    public func write(to output: inout [UInt8], pretty: Bool = false) {
+        write(to: &output, pretty: pretty, indent: 0)
+    }
+
+    private func write(to output: inout [UInt8], pretty: Bool, indent: Int) {
         switch self {
-        case .null: output += "null"
-        case .bool(let value): output += value ? "true" : "false"
-        case .number(let text): output += text
-        case .string(let text): Self.writeString(text, to: &output)
+        case .null: output.append(contentsOf: "null".utf8)
+        case .bool(let value): output.append(contentsOf: value ? "true".utf8 : "false".utf8)
+        case .number(let text): output.append(contentsOf: text.utf8)
+        case .string(let text): JSONStringWriter.write(text, to: &output)
         case .array(let elements):
-            writeContainer(
-                elements, open: "[", close: "]", to: &output, pretty: pretty, indent: indent
+            Self.writeContainer(
+                elements, open: UInt8(ascii: "["), close: UInt8(ascii: "]"), to: &output, pretty: pretty,
+                indent: indent
             ) { element, output in
                 element.write(to: &output, pretty: pretty, indent: indent + 1)
             }
         case .object(let object):
-            writeContainer(
-                object.members, open: "{", close: "}", to: &output, pretty: pretty, indent: indent
+            Self.writeContainer(
+                object.members, open: UInt8(ascii: "{"), close: UInt8(ascii: "}"), to: &output, pretty: pretty,
+                indent: indent
             ) { member, output in
-                Self.writeString(member.key, to: &output)
-                output += pretty ? ": " : ":"
+                JSONStringWriter.write(member.key, to: &output)
+                output.append(UInt8(ascii: ":"))
+                if pretty { output.append(UInt8(ascii: " ")) }
                 member.value.write(to: &output, pretty: pretty, indent: indent + 1)
             }
         }
     }
 
-    private func writeContainer<Element>(
+    /// `open`, the elements separated by commas, `close`; when `pretty` and there are elements, each on a line of
+    /// its own indented one level deeper than `indent`, and `close` on a line indented by `indent`.
+    private static func writeContainer<Element>(
         _ elements: [Element],
-        open: String,
-        close: String,
-        to output: inout String,
+        open: UInt8,
+        close: UInt8,
+        to output: inout [UInt8],
         pretty: Bool,
         indent: Int,
-        writeElement: (Element, inout String) -> Void
+        writeElement: (Element, inout [UInt8]) -> Void
     ) {
-        output += open
+        output.append(open)
         guard !elements.isEmpty else {
-            output += close
+            output.append(close)
             return
         }
-        let innerPadding = pretty ? "\n" + String(repeating: "  ", count: indent + 1) : ""
-        for (position, element) in elements.enumerated() {
-            if position > 0 { output += "," }
-            output += innerPadding
-            writeElement(element, &output)
+        for position in elements.indices {
+            if position > 0 { output.append(UInt8(ascii: ",")) }
+            if pretty { writeLineBreak(indent: indent + 1, to: &output) }
+            writeElement(elements[position], &output)
         }
-        if pretty { output += "\n" + String(repeating: "  ", count: indent) }
-        output += close
+        if pretty { writeLineBreak(indent: indent, to: &output) }
+        output.append(close)
     }
 
-    private static func writeString(_ text: String, to output: inout String) {
-        output += "\""
-        for scalar in text.unicodeScalars {
-            switch scalar {
-            case "\"": output += "\\\""
-            case "\\": output += "\\\\"
-            case "\n": output += "\\n"
-            case "\r": output += "\\r"
-            case "\t": output += "\\t"
-            case "\u{08}": output += "\\b"
-            case "\u{0C}": output += "\\f"
-            case _ where scalar.value < 0x20:
-                let hex = String(scalar.value, radix: 16)
-                output += "\\u" + String(repeating: "0", count: 4 - hex.count) + hex
-            default: output.unicodeScalars.append(scalar)
+    /// A newline and two spaces per level of `indent`.
+    private static func writeLineBreak(indent: Int, to output: inout [UInt8]) {
+        output.append(UInt8(ascii: "\n"))
+        output.append(contentsOf: repeatElement(UInt8(ascii: " "), count: 2 * indent))
+    }
+}
+
+/// Writes JSON strings from their UTF-8: the runs between bytes that need an escape are copied whole.
+private enum JSONStringWriter {
+    /// Appends `text` to `output` as a quoted JSON string.
+    static func write(_ text: String, to output: inout [UInt8]) {
+        output.append(UInt8(ascii: "\""))
+        if text.utf8.withContiguousStorageIfAvailable({ writeEscaped($0, to: &output) }) == nil {
+            // Not stored as contiguous UTF-8 (native strings always are): read through a contiguous copy.
+            var contiguous = text
+            contiguous.withUTF8 { writeEscaped($0, to: &output) }
+        }
+        output.append(UInt8(ascii: "\""))
+    }
+
+    /// Appends `bytes`, valid UTF-8, with `"`, `\` and the control characters escaped; the bytes between escapes
+    /// are copied in one piece.
+    static func writeEscaped(_ bytes: UnsafeBufferPointer<UInt8>, to output: inout [UInt8]) {
+        var runStart = 0
+        while let index = nextEscape(in: bytes, from: runStart) {
+            output.append(contentsOf: UnsafeBufferPointer(rebasing: bytes[runStart..<index]))
+            writeEscape(bytes[index], to: &output)
+            runStart = index + 1
+        }
+        output.append(contentsOf: UnsafeBufferPointer(rebasing: bytes[runStart...]))
+    }
+
+    /// Where the first byte at or after `start` that needs an escape is, or nil when none does. Eight bytes are
+    /// tested at once while none of them does; the word that holds one is searched byte by byte.
+    static func nextEscape(in bytes: UnsafeBufferPointer<UInt8>, from start: Int) -> Int? {
+        var index = start
+        if let base = UnsafeRawPointer(bytes.baseAddress) {
+            while index + 8 <= bytes.count, !anyNeedsEscape(base.loadUnaligned(fromByteOffset: index, as: UInt64.self))
+            {
+                index += 8
             }
         }
-        output += "\""
+        return bytes[index...].firstIndex(where: needsEscape)
+    }
+
+    /// Whether any of the eight bytes of `word` needs an escape. Subtracting `n` from every byte at once sets the
+    /// high bit of each byte below `n` (and, through the borrow, maybe of bytes above it, but only when one below
+    /// was found, so the answer stays exact): 0x20 from `word` finds the control characters, 1 from `word ^ "` and
+    /// from `word ^ \` the quotes and backslashes, the bytes that became 0. Bytes whose own high bit was set, 0x80
+    /// and above (UTF-8 beyond ASCII), never need an escape and are masked out.
+    static func anyNeedsEscape(_ word: UInt64) -> Bool {
+        let ones: UInt64 = 0x0101_0101_0101_0101
+        let quotes = word ^ (ones &* UInt64(UInt8(ascii: "\"")))
+        let backslashes = word ^ (ones &* UInt64(UInt8(ascii: "\\")))
+        let flagged = (word &- ones &* 0x20) | (quotes &- ones) | (backslashes &- ones)
+        return flagged & ~word & (ones &* 0x80) != 0
+    }
+
+    /// Whether RFC 8259 §7 requires `byte` to be escaped in a string: `"`, `\` and U+0000 to U+001F. Bytes of
+    /// multi-byte UTF-8 sequences are 0x80 and above, so they never are.
+    static func needsEscape(_ byte: UInt8) -> Bool {
+        byte < 0x20 || byte == UInt8(ascii: "\"") || byte == UInt8(ascii: "\\")
+    }
+
+    /// The escape of `byte`, one that ``needsEscape(_:)`` accepts: the short form where JSON has one, else
+    /// `\u00xx` in lower-case hex.
+    static func writeEscape(_ byte: UInt8, to output: inout [UInt8]) {
+        output.append(UInt8(ascii: "\\"))
+        switch byte {
+        case UInt8(ascii: "\""), UInt8(ascii: "\\"): output.append(byte)
+        case UInt8(ascii: "\n"): output.append(UInt8(ascii: "n"))
+        case UInt8(ascii: "\r"): output.append(UInt8(ascii: "r"))
+        case UInt8(ascii: "\t"): output.append(UInt8(ascii: "t"))
+        case 0x08: output.append(UInt8(ascii: "b"))
+        case 0x0C: output.append(UInt8(ascii: "f"))
+        default:
+            output.append(UInt8(ascii: "u"))
+            output.append(UInt8(ascii: "0"))
+            output.append(UInt8(ascii: "0"))
+            output.append(hexDigit(byte >> 4))
+            output.append(hexDigit(byte & 0x0F))
+        }
+    }
+
+    /// The lower-case hex digit of `value`, 0 to 15.
+    static func hexDigit(_ value: UInt8) -> UInt8 {
+        value < 10 ? UInt8(ascii: "0") + value : UInt8(ascii: "a") + value - 10
     }
 }

@@ -12,7 +12,8 @@ enum BenchCommand {
         signature check with the same key (EVP_DigestVerify, the limit); the usual OpenSSL path (d2i_PKCS7 +
         PKCS7_verify); our signing and raw signing per second; verifying and parsing 1000 purchases; parsing a
         JSON object of 60 000 keys against an array of the same size (the ratio of their parse times stays near 1
-        when objects parse in linear time); peak memory.
+        when objects parse in linear time); writing the verifyReceipt JSON of 3 and of 1000 purchases; peak
+        memory.
 
         Options:
           --seconds S   Length of one round (default 1).
@@ -53,7 +54,9 @@ enum BenchCommand {
             throw .rejected("\(error)")
         }
         if json {
-            Files.writeStandardOutput(Array((JSONValue.object(document(report)).serialized(pretty: true) + "\n").utf8))
+            var output = JSONValue.object(document(report)).serializedBytes(pretty: true)
+            output.append(UInt8(ascii: "\n"))
+            Files.writeStandardOutput(output)
         } else {
             Files.writeStandardOutput(Array(table(report).utf8))
         }
@@ -100,17 +103,22 @@ enum BenchCommand {
             "JSON: \(json.keys)-key object vs array of the same size (\(json.bytes) B), parse time ratio "
                 + "\(ratio(json.parseTimeRatio)) (\(String(format: "%.2f ms", json.objectMilliseconds)) vs "
                 + "\(String(format: "%.2f ms", json.arrayMilliseconds)))")
+        let write = report.jsonWrite
+        lines.append(
+            "JSON write: verifyReceipt JSON of 3 purchases (\(write.smallBytes) B) \(rate(write.small.median)), "
+                + "of 1000 purchases (\(write.largeBytes) B) \(String(format: "%.2f ms", 1000 / write.large.median)) "
+                + "(\(String(format: "%.0f MB/s", write.large.median * Double(write.largeBytes) / 1e6)))")
         lines.append("peak memory: \(report.peakMemoryBytes >> 20) MiB")
         return lines.joined(separator: "\n") + "\n"
     }
 
     static func document(_ report: Benchmark.Report) -> JSONObject {
-        func rateJSON(_ rate: Benchmark.Rate) -> JSONValue {
-            .object(
-                JSONObject([
-                    "per_second": .number(String(format: "%.0f", rate.median)),
-                    "rounds": .array(rate.rounds.map { .number(String(format: "%.0f", $0)) }),
-                ]))
+        func rateJSON(_ rate: Benchmark.Rate, bytes: Int? = nil) -> JSONValue {
+            var object = JSONObject()
+            if let bytes { object["bytes"] = .integer(bytes) }
+            object["per_second"] = .number(String(format: "%.0f", rate.median))
+            object["rounds"] = .array(rate.rounds.map { .number(String(format: "%.0f", $0)) })
+            return .object(object)
         }
         var figures = JSONObject()
         for key in report.figures {
@@ -135,6 +143,11 @@ enum BenchCommand {
                     "object_ms": .number(String(format: "%.3f", report.json.objectMilliseconds)),
                     "array_ms": .number(String(format: "%.3f", report.json.arrayMilliseconds)),
                     "parse_time_ratio": .number(String(format: "%.2f", report.json.parseTimeRatio)),
+                ])),
+            "json_write": .object(
+                JSONObject([
+                    "receipt_3_purchases": rateJSON(report.jsonWrite.small, bytes: report.jsonWrite.smallBytes),
+                    "receipt_1000_purchases": rateJSON(report.jsonWrite.large, bytes: report.jsonWrite.largeBytes),
                 ])),
             "peak_memory_bytes": .integer(report.peakMemoryBytes),
         ])

@@ -82,7 +82,9 @@ enum EntitlementsCommand {
                         ]))
                 }
                 let output = JSONObject(["now": .string(now.rfc3339), "errors": .array(errors)])
-                Files.writeStandardOutput(Array((JSONValue.object(output).serialized() + "\n").utf8))
+                var line = JSONValue.object(output).serializedBytes()
+                line.append(UInt8(ascii: "\n"))
+                Files.writeStandardOutput(line)
             }
             let lines = failures.map { "\($0.file): invalid: \($0.error)" }
             throw .rejected(
@@ -95,7 +97,9 @@ enum EntitlementsCommand {
             throw .rejected("\(error)")
         }
         if json {
-            Files.writeStandardOutput(Array((JSONValue.object(report.json).serialized() + "\n").utf8))
+            var line = JSONValue.object(report.json).serializedBytes()
+            line.append(UInt8(ascii: "\n"))
+            Files.writeStandardOutput(line)
         } else {
             Files.writeStandardOutput(Array(table(report).utf8))
         }

@@ -34,7 +34,9 @@ enum InspectCommand {
         let format = PurchaseProofFormat.detect(input)
         if format != .appReceipt {
             let document = try OtherFormatInspection.json(input, format: format, path: path)
-            Files.writeStandardOutput(Array((JSONValue.object(document).serialized(pretty: true) + "\n").utf8))
+            var output = JSONValue.object(document).serializedBytes(pretty: true)
+            output.append(UInt8(ascii: "\n"))
+            Files.writeStandardOutput(output)
             return
         }
         let envelope: ReceiptEnvelope
@@ -54,7 +56,9 @@ enum InspectCommand {
         if parsed.flag("--json") {
             let document = ReceiptInspection.json(
                 envelope: envelope, receipt: receipt, signatureProblem: signatureProblem)
-            Files.writeStandardOutput(Array((JSONValue.object(document).serialized(pretty: true) + "\n").utf8))
+            var output = JSONValue.object(document).serializedBytes(pretty: true)
+            output.append(UInt8(ascii: "\n"))
+            Files.writeStandardOutput(output)
         } else {
             let text = ReceiptInspection.text(envelope: envelope, receipt: receipt, signatureProblem: signatureProblem)
             Files.writeStandardOutput(Array(text.utf8))

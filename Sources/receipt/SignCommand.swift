@@ -60,11 +60,10 @@ enum SignCommand {
             guard !parsed.flag("--base64") && !parsed.flag("--compress") else {
                 throw .usage("--base64 and --compress apply to receipts, not to --format jws")
             }
-            try write(
-                Array(
-                    (JSONValue.object(try signedData(request, keyFile, certificateFile, chainFiles)).serialized() + "\n")
-                        .utf8),
-                to: output)
+            let document = try signedData(request, keyFile, certificateFile, chainFiles)
+            var line = JSONValue.object(document).serializedBytes()
+            line.append(UInt8(ascii: "\n"))
+            try write(line, to: output)
             return
         }
         let signed: [UInt8]

@@ -83,8 +83,9 @@ enum VerifyCommand {
         let format = PurchaseProofFormat.detect(input)
         let result = Result { () throws(PurchaseProofError) in try verifier.verify(input, options: options) }
         if json {
-            Files.writeStandardOutput(
-                Array((JSONValue.object(ProofOutput.json(result, format: format)).serialized() + "\n").utf8))
+            var line = JSONValue.object(ProofOutput.json(result, format: format)).serializedBytes()
+            line.append(UInt8(ascii: "\n"))
+            Files.writeStandardOutput(line)
         }
         switch result {
         case .success(let proof):

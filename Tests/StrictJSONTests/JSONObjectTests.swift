@@ -2,7 +2,7 @@ import StrictJSON
 import Testing
 
 /// A small deterministic random number generator (SplitMix64), so that a failing sequence can be replayed.
-private struct SplitMix64: RandomNumberGenerator {
+struct SplitMix64: RandomNumberGenerator {
     var state: UInt64
 
     mutating func next() -> UInt64 {

@@ -3,7 +3,7 @@ import Testing
 
 /// A document with everything that is easy to get wrong: escapes, non-ASCII text, exact numbers, empty containers,
 /// member order that is not alphabetical, and keys that need escaping.
-private let trickyDocument = JSONValue.object(
+let trickyDocument = JSONValue.object(
     JSONObject([
         "zeta \"quoted\" key": .string("back\\slash / \"quote\""),
         "controls": .string("\u{0}\u{1}\u{08}\u{09}\u{0A}\u{0B}\u{0C}\u{0D}\u{1B}\u{1F} \u{7F}"),
@@ -104,5 +104,25 @@ struct JSONWriterTests {
     func textRoundTrip() throws {
         let text = #"{"k":[1,-0.5e-7,"\u001f\"\\",{"":null}],"é":false}"#
         #expect(try JSONValue(parsing: text).serialized() == text)
+    }
+
+    @Test("write(to:) appends after what the buffer holds and leaves it untouched")
+    func writeAppends() {
+        var output = Array("data: ".utf8)
+        JSONValue.array([.string("a\n"), .null]).write(to: &output)
+        #expect(output == Array(#"data: ["a\n",null]"#.utf8))
+    }
+
+    @Test("a buffer emptied between documents holds each document's bytes in turn, in the capacity it has")
+    func reusedBuffer() {
+        var output: [UInt8] = []
+        trickyDocument.write(to: &output, pretty: true)
+        let capacity = output.capacity
+        for value: JSONValue in [.string("short"), trickyDocument, .array([.number("1")])] {
+            output.removeAll(keepingCapacity: true)
+            value.write(to: &output)
+            #expect(output == value.serializedBytes())
+            #expect(output.capacity == capacity)
+        }
     }
 }
