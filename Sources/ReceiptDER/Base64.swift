@@ -76,11 +76,29 @@ public enum Base64 {
     /// anywhere are ignored; any other byte (tabs, a lone CR, `-`, `_`) is an error.
     public static func decode(_ text: some Collection<UInt8>) throws(DecodingError) -> [UInt8] {
         let input = Array(text)
-        var sextets: [UInt8] = []
-        sextets.reserveCapacity(input.count)
+        var output: [UInt8] = []
+        output.reserveCapacity(input.count / 4 * 3 + 2)
+        // The sextets of the group being read, oldest in the high bits, and how many there are.
+        var group: UInt32 = 0
+        var inGroup = 0
         var padding = 0
         var paddingStart = 0
-        for (offset, byte) in input.enumerated() {
+        for offset in input.indices {
+            let byte = input[offset]
+            let value = values[Int(byte)]
+            if value != 0xFF {
+                guard padding == 0 else { throw DecodingError(reason: .misplacedPadding, offset: paddingStart) }
+                group = group << 6 | UInt32(value)
+                inGroup += 1
+                if inGroup == 4 {
+                    output.append(UInt8(truncatingIfNeeded: group >> 16))
+                    output.append(UInt8(truncatingIfNeeded: group >> 8))
+                    output.append(UInt8(truncatingIfNeeded: group))
+                    group = 0
+                    inGroup = 0
+                }
+                continue
+            }
             switch byte {
             case UInt8(ascii: " "), UInt8(ascii: "\n"):
                 continue
@@ -88,45 +106,24 @@ public enum Base64 {
                 guard offset + 1 < input.count, input[offset + 1] == UInt8(ascii: "\n") else {
                     throw DecodingError(reason: .invalidCharacter(byte), offset: offset)
                 }
-                continue
             case UInt8(ascii: "="):
                 if padding == 0 { paddingStart = offset }
                 padding += 1
                 guard padding <= 2 else { throw DecodingError(reason: .misplacedPadding, offset: offset) }
             default:
-                let value = values[Int(byte)]
-                guard value != 0xFF else { throw DecodingError(reason: .invalidCharacter(byte), offset: offset) }
-                guard padding == 0 else { throw DecodingError(reason: .misplacedPadding, offset: paddingStart) }
-                sextets.append(value)
+                throw DecodingError(reason: .invalidCharacter(byte), offset: offset)
             }
         }
-        guard (sextets.count + padding) % 4 == 0 else {
+        guard (inGroup + padding) % 4 == 0 else {
             throw DecodingError(reason: .invalidLength, offset: input.count)
         }
-        var output: [UInt8] = []
-        output.reserveCapacity(sextets.count * 3 / 4)
-        var index = 0
-        while index + 4 <= sextets.count {
-            let chunk =
-                UInt32(sextets[index]) << 18 | UInt32(sextets[index + 1]) << 12
-                | UInt32(sextets[index + 2]) << 6 | UInt32(sextets[index + 3])
-            output.append(UInt8(chunk >> 16 & 0xFF))
-            output.append(UInt8(chunk >> 8 & 0xFF))
-            output.append(UInt8(chunk & 0xFF))
-            index += 4
-        }
-        let tail = sextets.count - index
-        if tail == 2 {
-            guard sextets[index + 1] & 0x0F == 0 else {
-                throw DecodingError(reason: .nonCanonical, offset: paddingStart)
-            }
-            output.append(sextets[index] << 2 | sextets[index + 1] >> 4)
-        } else if tail == 3 {
-            guard sextets[index + 2] & 0x03 == 0 else {
-                throw DecodingError(reason: .nonCanonical, offset: paddingStart)
-            }
-            output.append(sextets[index] << 2 | sextets[index + 1] >> 4)
-            output.append((sextets[index + 1] & 0x0F) << 4 | sextets[index + 2] >> 2)
+        if inGroup == 2 {
+            guard group & 0x0F == 0 else { throw DecodingError(reason: .nonCanonical, offset: paddingStart) }
+            output.append(UInt8(truncatingIfNeeded: group >> 4))
+        } else if inGroup == 3 {
+            guard group & 0x03 == 0 else { throw DecodingError(reason: .nonCanonical, offset: paddingStart) }
+            output.append(UInt8(truncatingIfNeeded: group >> 10))
+            output.append(UInt8(truncatingIfNeeded: group >> 2))
         }
         return output
     }
