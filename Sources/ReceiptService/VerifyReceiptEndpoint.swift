@@ -83,7 +83,7 @@ extension ReceiptService {
         let catalog = configuration.catalog(forBundleID: receipt.bundleID)
         object["latest_receipt_info"] = .array(listed.map { .object(latestReceiptInfo($0, catalog: catalog)) })
         if !latest.ledgerHasNewer {
-            object["latest_receipt"] = .string(Self.canonicalBase64(parsed.receiptData))
+            object["latest_receipt"] = .string(Self.canonicalBase64(parsed))
         } else if configuration.signer != nil {
             var updated = receipt
             updated.inAppPurchases = latest.transactions
@@ -134,10 +134,14 @@ extension ReceiptService {
         return entry
     }
 
-    /// The receipt data as Apple echoes it in `latest_receipt`: base64 without line breaks or spaces.
-    static func canonicalBase64(_ receiptData: [UInt8]) -> String {
+    /// The receipt data as Apple echoes it in `latest_receipt`: base64 without line breaks or spaces (the text as
+    /// sent when it has none).
+    static func canonicalBase64(_ request: VerifyReceiptRequest) -> String {
+        let receiptData = request.receiptData
         if receiptData.first == 0x30 { return Base64.encode(receiptData) }
-        return String(decoding: receiptData.filter { $0 != 0x20 && $0 != 0x0A && $0 != 0x0D }, as: UTF8.self)
+        let isLayout = { (byte: UInt8) in byte == 0x20 || byte == 0x0A || byte == 0x0D }
+        guard receiptData.contains(where: isLayout) else { return request.receiptText }
+        return String(decoding: receiptData.filter { !isLayout($0) }, as: UTF8.self)
     }
 
     /// A receipt's purchases brought up to date from the ledger, in purchase order (oldest first, as Apple's
@@ -198,6 +202,8 @@ struct VerifyReceiptRefusal {
 
 /// The body of a verifyReceipt request. Unknown members are ignored, as Apple ignores them.
 struct VerifyReceiptRequest {
+    /// `receipt-data` as sent, and its UTF-8.
+    let receiptText: String
     let receiptData: [UInt8]
     let password: String?
     let excludeOldTransactions: Bool
@@ -210,7 +216,8 @@ struct VerifyReceiptRequest {
             throw JSONFieldError(path: "", rule: "the request body is not valid JSON: \(error)")
         }
         let reader = try JSONObjectReader(document)
-        receiptData = Array(try reader.requiredString("receipt-data").utf8)
+        receiptText = try reader.requiredString("receipt-data")
+        receiptData = Array(receiptText.utf8)
         password = try reader.string("password")
         switch reader.value("exclude-old-transactions") {
         case nil: excludeOldTransactions = false
