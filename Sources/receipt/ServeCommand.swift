@@ -63,7 +63,7 @@ enum ServeCommand {
         signal(SIGXFSZ, SIG_IGN)
 
         let output = LineWriter(descriptor: STDOUT_FILENO)
-        let requestLog = LogLineQueue(capacity: 4096) { output.write($0) }
+        let requestLog = LogLineQueue(capacity: 4096) { output.write(lines: $0) }
         let server: ReceiptServer
         do {
             server = try ReceiptServer(
@@ -94,9 +94,9 @@ enum ServeCommand {
     }
 }
 
-/// Writes whole lines to a file descriptor from any thread, one `write` per line so lines never interleave. It
-/// blocks while the descriptor's reader does not read: the request log calls it only from its ``LogLineQueue``'s
-/// writer thread.
+/// Writes whole lines to a file descriptor from any thread, each call's lines with one `write` so lines never
+/// interleave. It blocks while the descriptor's reader does not read: the request log calls it only from its
+/// ``LogLineQueue``'s writer thread.
 private final class LineWriter: Sendable {
     private let descriptor: Int32
     private let lock = Mutex(())
@@ -106,7 +106,16 @@ private final class LineWriter: Sendable {
     }
 
     func write(_ line: String) {
-        let bytes = Array((line + "\n").utf8)
+        write(lines: [line])
+    }
+
+    func write(lines: [String]) {
+        var bytes: [UInt8] = []
+        bytes.reserveCapacity(lines.reduce(0) { $0 + $1.utf8.count + 1 })
+        for line in lines {
+            bytes.append(contentsOf: line.utf8)
+            bytes.append(UInt8(ascii: "\n"))
+        }
         lock.withLock { _ in
             var offset = 0
             while offset < bytes.count {
