@@ -112,6 +112,9 @@ enum BenchCommand {
         return lines.joined(separator: "\n") + "\n"
     }
 
+    /// The version of `--json`'s layout (README, "The benchmark's JSON"): within a version keys are only added.
+    static let schemaVersion = 1
+
     static func document(_ report: Benchmark.Report) -> JSONObject {
         func rateJSON(_ rate: Benchmark.Rate, bytes: Int? = nil) -> JSONValue {
             var object = JSONObject()
@@ -134,6 +137,7 @@ enum BenchCommand {
                 ]))
         }
         return JSONObject([
+            "schema_version": .integer(Self.schemaVersion),
             "machine": .string(report.machine), "threads": .integer(report.threads),
             "seconds_per_round": .number(String(report.configuration.secondsPerRound)),
             "rounds": .integer(report.configuration.rounds), "figures": .object(figures),
