@@ -24,11 +24,11 @@ extension Receipt {
         object["application_version"] = applicationVersion.map(JSONValue.string)
         object["download_id"] = downloadID.map(JSONValue.integer)
         object["version_external_identifier"] = versionExternalIdentifier.map(JSONValue.integer)
-        object.setDate("receipt_creation_date", creationDate, zone)
-        object.setDate("request_date", requestDate, zone)
-        object.setDate("original_purchase_date", originalPurchaseDate, zone)
+        object.setDate(.receiptCreation, creationDate, zone)
+        object.setDate(.request, requestDate, zone)
+        object.setDate(.originalPurchase, originalPurchaseDate, zone)
         object["original_application_version"] = originalApplicationVersion.map(JSONValue.string)
-        object.setDate("expiration_date", expirationDate, zone)
+        object.setDate(.expiration, expirationDate, zone)
         object["in_app"] = .array(inAppPurchases.map { .object($0.verifyReceiptJSON(pacificTime: zone)) })
         return object
     }
@@ -87,10 +87,10 @@ extension InAppPurchase {
         object["product_id"] = .string(productID)
         object["transaction_id"] = .string(transactionID)
         object["original_transaction_id"] = originalTransactionID.map(JSONValue.string)
-        object.setDate("purchase_date", purchaseDate, zone)
-        object.setDate("original_purchase_date", originalPurchaseDate, zone)
-        object.setDate("expires_date", expiresDate, zone)
-        object.setDate("cancellation_date", cancellationDate, zone)
+        object.setDate(.purchase, purchaseDate, zone)
+        object.setDate(.originalPurchase, originalPurchaseDate, zone)
+        object.setDate(.expires, expiresDate, zone)
+        object.setDate(.cancellation, cancellationDate, zone)
         object["web_order_line_item_id"] = webOrderLineItemID.map { .string(String($0)) }
         object["is_trial_period"] = isTrialPeriod.map { .string(String($0)) }
         object["is_in_intro_offer_period"] = isInIntroOfferPeriod.map { .string(String($0)) }
@@ -132,12 +132,33 @@ private func dateKeys(_ names: String...) -> Set<String> {
     Set(names.flatMap { [$0, $0 + "_ms"] })
 }
 
+/// A date's keys in verifyReceipt's vocabulary (`key`, `key_ms`, `key_pst`), joined once rather than per answer.
+private struct DateKeys {
+    let text: String
+    let milliseconds: String
+    let pacific: String
+
+    init(_ key: String) {
+        text = key
+        milliseconds = key + "_ms"
+        pacific = key + "_pst"
+    }
+
+    static let receiptCreation = DateKeys("receipt_creation_date")
+    static let request = DateKeys("request_date")
+    static let originalPurchase = DateKeys("original_purchase_date")
+    static let expiration = DateKeys("expiration_date")
+    static let purchase = DateKeys("purchase_date")
+    static let expires = DateKeys("expires_date")
+    static let cancellation = DateKeys("cancellation_date")
+}
+
 extension JSONObject {
-    fileprivate mutating func setDate(_ key: String, _ date: ReceiptDate?, _ zone: TimeZoneRules?) {
+    fileprivate mutating func setDate(_ keys: DateKeys, _ date: ReceiptDate?, _ zone: TimeZoneRules?) {
         guard let date else { return }
-        self[key] = .string(date.appleFormat)
-        self[key + "_ms"] = .string(String(date.millisecondsSince1970))
-        if let zone { self[key + "_pst"] = .string(date.appleFormat(in: zone)) }
+        self[keys.text] = .string(date.appleFormat)
+        self[keys.milliseconds] = .string(String(date.millisecondsSince1970))
+        if let zone { self[keys.pacific] = .string(date.appleFormat(in: zone)) }
     }
 }
 
