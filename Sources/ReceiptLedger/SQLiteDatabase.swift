@@ -94,6 +94,76 @@ final class SQLiteDatabase {
         }
     }
 
+    /// Runs `writes` together in one `BEGIN IMMEDIATE … COMMIT` (one commit, one sync of the file), each in a
+    /// savepoint of its own, and returns each write's result, in order.
+    ///
+    /// - A write that throws has only its own changes undone (`ROLLBACK TO` its savepoint) and its error as its
+    ///   result; the writes before and after it are committed.
+    /// - When a write's failure ends the whole transaction (SQLite may roll it back itself after an I/O error or
+    ///   when the disk is full), that write keeps its error and every other write is run again, from the start,
+    ///   in a new transaction: none of them is answered from a transaction that was lost.
+    /// - When `BEGIN IMMEDIATE` or `COMMIT` fails, nothing is committed and every write still in the transaction
+    ///   gets that error (prefixed with its own purpose), whatever it had returned or thrown inside it.
+    ///
+    /// So a success is only ever returned for a write that was committed.
+    func inGroupTransaction<Value>(_ writes: [GroupedWrite<Value>]) -> [Result<Value, LedgerError>] {
+        guard !writes.isEmpty else { return [] }
+        let purpose = writes.count == 1 ? "committing it" : "committing it with \(writes.count - 1) other writes"
+        do throws(LedgerError) {
+            try execute("BEGIN IMMEDIATE", purpose: "\(purpose) (BEGIN IMMEDIATE)")
+        } catch {
+            return writes.map { .failure(error.prefixed(with: $0.purpose)) }
+        }
+        var results: [Result<Value, LedgerError>] = []
+        for (position, write) in writes.enumerated() {
+            let (result, transactionKept) = inSavepoint(write)
+            guard transactionKept else {
+                rollBackOpenTransaction()
+                var others = writes
+                others.remove(at: position)
+                var rerun = inGroupTransaction(others)
+                rerun.insert(result, at: position)
+                return rerun
+            }
+            results.append(result)
+        }
+        do throws(LedgerError) {
+            try execute("COMMIT", purpose: "\(purpose) (COMMIT)")
+        } catch {
+            rollBackOpenTransaction()
+            return writes.map { .failure(error.prefixed(with: $0.purpose)) }
+        }
+        return results
+    }
+
+    /// Runs `write` inside `SAVEPOINT … RELEASE`, undoing its changes when it throws. Also says whether the
+    /// enclosing transaction is still open with the changes of earlier writes: false when the savepoint could
+    /// not be set or undone, as when SQLite rolled back the whole transaction.
+    private func inSavepoint<Value>(
+        _ write: GroupedWrite<Value>
+    ) -> (result: Result<Value, LedgerError>, transactionKept: Bool) {
+        do throws(LedgerError) {
+            try execute("SAVEPOINT grouped_write", purpose: "\(write.purpose) (SAVEPOINT)")
+        } catch {
+            return (.failure(error), false)
+        }
+        do throws(LedgerError) {
+            let value = try write.body(self)
+            try execute("RELEASE grouped_write", purpose: "\(write.purpose) (RELEASE)")
+            return (.success(value), true)
+        } catch {
+            let failure = error
+            do throws(LedgerError) {
+                try execute(
+                    "ROLLBACK TO grouped_write; RELEASE grouped_write", purpose: "\(write.purpose) (ROLLBACK TO)")
+                return (.failure(failure), true)
+            } catch {
+                // The write's own error is the one to report; the rollback's only says the transaction is gone.
+                return (.failure(failure), false)
+            }
+        }
+    }
+
     /// Rolls back the transaction still open, if any. SQLite may already have rolled it back itself (after some
     /// I/O or memory errors), and a failing rollback leaves nothing better to do than report the first error.
     private func rollBackOpenTransaction() {
@@ -104,6 +174,21 @@ final class SQLiteDatabase {
     private func openConnection(_ purpose: String) throws(LedgerError) -> OpaquePointer {
         guard let connection else { throw LedgerError(.storage, "\(purpose): the database connection is closed") }
         return connection
+    }
+}
+
+/// One write of ``SQLiteDatabase/inGroupTransaction(_:)``: what it does, in words its errors begin with, and the
+/// work, which runs inside the group's transaction and must not begin or end a transaction itself.
+struct GroupedWrite<Value>: Sendable {
+    let purpose: String
+    let body: @Sendable (SQLiteDatabase) throws(LedgerError) -> Value
+}
+
+extension LedgerError {
+    /// This error as the failure of the operation `purpose` (`"recording transaction 7: committing it …"`).
+    fileprivate func prefixed(with purpose: String) -> LedgerError {
+        LedgerError(
+            code, "\(purpose): \(message)", conflictingFields: conflictingFields, publicDetail: publicDetail)
     }
 }
 

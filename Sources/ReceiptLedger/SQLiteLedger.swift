@@ -5,12 +5,20 @@ internal import Synchronization
 /// A ``TransactionLedger`` kept in one SQLite file.
 ///
 /// The file is in WAL mode with `synchronous=FULL`, so every write is on disk before the call returns. Calls from
-/// any number of threads are serialised on one connection; every write is one `BEGIN IMMEDIATE … COMMIT`, so
-/// several ledgers (or processes) on the same file never interleave a check with another's write. The schema is
-/// versioned with `PRAGMA user_version`; see ``schemaVersion``.
+/// any number of threads share one connection. Writes are committed in groups (see ``GroupCommitQueue``): the
+/// writes that arrive while a commit is in progress wait for it, then are committed together in one
+/// `BEGIN IMMEDIATE … COMMIT`, each in a savepoint of its own, so one sync of the file makes a whole group durable
+/// and each write still has its own outcome. Reads take the connection between groups, so they see only what was
+/// committed. `BEGIN IMMEDIATE` takes the file's write lock before a group reads anything, so several ledgers (or
+/// processes) on the same file never interleave a check with another's write. The schema is versioned with
+/// `PRAGMA user_version`; see ``schemaVersion``.
 public final class SQLiteLedger: TransactionLedger {
     /// The schema version this code creates and reads. Opening a file with a newer version fails.
     public static let schemaVersion = migrations.count
+
+    /// The most writes committed in one group: enough for every thread of a busy server to wait for the same
+    /// commit, few enough that a group's transaction stays short.
+    static let defaultMaximumGroupSize = 256
 
     /// The open connection and how its last write went.
     private struct Connection {
@@ -22,6 +30,12 @@ public final class SQLiteLedger: TransactionLedger {
     /// The connection; nil once ``close()`` has run.
     private let state: Mutex<Connection?>
 
+    /// The writes waiting to be committed.
+    private let writes: GroupCommitQueue<GroupedWrite<LedgerRecordOutcome>, LedgerRecordOutcome>
+
+    /// How many group transactions committed at least one write.
+    private let commits = Atomic<Int>(0)
+
     /// Opens the ledger in the SQLite file at `path`, creating the file and its schema when there is none and
     /// migrating an older schema to ``schemaVersion``.
     ///
@@ -29,12 +43,18 @@ public final class SQLiteLedger: TransactionLedger {
     /// cannot be put in WAL mode, has a schema version newer than ``schemaVersion`` (the message names both), or
     /// can only be opened read-only (the file is not writable by this process): a ledger that cannot take writes
     /// is refused at once rather than failing every write later.
-    public init(path: String) throws(LedgerError) {
+    public convenience init(path: String) throws(LedgerError) {
+        try self.init(path: path, maximumGroupSize: Self.defaultMaximumGroupSize)
+    }
+
+    /// ``init(path:)`` with groups of at most `maximumGroupSize` writes (at least 1).
+    init(path: String, maximumGroupSize: Int) throws(LedgerError) {
         let database = try SQLiteDatabase(path: path)
         if database.isReadOnly { throw Self.readOnlyError(path: path) }
         try Self.configure(database)
         try Self.migrate(database)
         state = Mutex(Connection(database: database))
+        writes = GroupCommitQueue(maximumGroupSize: maximumGroupSize)
     }
 
     private static func readOnlyError(path: String?) -> LedgerError {
@@ -50,22 +70,19 @@ public final class SQLiteLedger: TransactionLedger {
     public func record(_ transaction: LedgerTransaction) throws(LedgerError) -> LedgerRecordOutcome {
         let candidate = Self.storable(transaction)
         let id = candidate.purchase.transactionID
-        return try writing { (database) throws(LedgerError) in
-            try database.inImmediateTransaction(purpose: "recording transaction \(id)") { () throws(LedgerError) in
-                if let stored = try Self.fetchOne(database, id: id) {
-                    let differing = Self.differingFields(stored, candidate)
-                    guard differing.isEmpty else {
-                        throw LedgerError(
-                            .conflict,
-                            "transaction \(id) is already recorded with a different "
-                                + differing.joined(separator: ", "),
-                            conflictingFields: differing)
-                    }
-                    return .alreadyRecorded(stored)
+        return try writing("recording transaction \(id)") { (database) throws(LedgerError) in
+            if let stored = try Self.fetchOne(database, id: id) {
+                let differing = Self.differingFields(stored, candidate)
+                guard differing.isEmpty else {
+                    throw LedgerError(
+                        .conflict,
+                        "transaction \(id) is already recorded with a different " + differing.joined(separator: ", "),
+                        conflictingFields: differing)
                 }
-                try Self.insert(candidate, into: database)
-                return .created(candidate)
+                return .alreadyRecorded(stored)
             }
+            try Self.insert(candidate, into: database)
+            return .created(candidate)
         }
     }
 
@@ -73,32 +90,28 @@ public final class SQLiteLedger: TransactionLedger {
     public func recordCancellation(
         transactionID: String, at date: ReceiptDate
     ) throws(LedgerError) -> LedgerRecordOutcome {
-        try writing { (database) throws(LedgerError) in
-            try database.inImmediateTransaction(
-                purpose: "recording the cancellation of transaction \(transactionID)"
-            ) { () throws(LedgerError) in
-                guard var stored = try Self.fetchOne(database, id: transactionID) else {
-                    throw LedgerError(.notFound, "no transaction \(transactionID) is recorded to cancel")
+        try writing("recording the cancellation of transaction \(transactionID)") { (database) throws(LedgerError) in
+            guard var stored = try Self.fetchOne(database, id: transactionID) else {
+                throw LedgerError(.notFound, "no transaction \(transactionID) is recorded to cancel")
+            }
+            switch stored.purchase.cancellationDate {
+            case date:
+                return .alreadyRecorded(stored)
+            case let recorded?:
+                throw LedgerError(
+                    .conflict,
+                    "transaction \(transactionID) is already cancelled at \(recorded), not at \(date)",
+                    conflictingFields: [Column.cancellationDate.jsonName])
+            case nil:
+                try database.withStatement(
+                    "UPDATE transactions SET cancellation_date_ms = ?1 WHERE transaction_id = ?2",
+                    purpose: "storing the cancellation date of transaction \(transactionID)"
+                ) { (statement) throws(LedgerError) in
+                    try statement.bind([.integer(date.millisecondsSince1970), .text(transactionID)])
+                    _ = try statement.step()
                 }
-                switch stored.purchase.cancellationDate {
-                case date:
-                    return .alreadyRecorded(stored)
-                case let recorded?:
-                    throw LedgerError(
-                        .conflict,
-                        "transaction \(transactionID) is already cancelled at \(recorded), not at \(date)",
-                        conflictingFields: [Column.cancellationDate.jsonName])
-                case nil:
-                    try database.withStatement(
-                        "UPDATE transactions SET cancellation_date_ms = ?1 WHERE transaction_id = ?2",
-                        purpose: "storing the cancellation date of transaction \(transactionID)"
-                    ) { (statement) throws(LedgerError) in
-                        try statement.bind([.integer(date.millisecondsSince1970), .text(transactionID)])
-                        _ = try statement.step()
-                    }
-                    stored.purchase.cancellationDate = date
-                    return .created(stored)
-                }
+                stored.purchase.cancellationDate = date
+                return .created(stored)
             }
         }
     }
@@ -196,22 +209,48 @@ public final class SQLiteLedger: TransactionLedger {
         }
     }
 
-    /// ``withOpenDatabase(_:)`` for a write: a storage failure is remembered for ``checkWritable()`` until a write
-    /// succeeds.
-    private func writing<Result: Sendable>(
-        _ body: (SQLiteDatabase) throws(LedgerError) -> Result
-    ) throws(LedgerError) -> Result {
-        try state.withLock { (connection) throws(LedgerError) -> Result in
-            guard let database = connection?.database else { throw LedgerError(.storage, "ledger is closed") }
-            do throws(LedgerError) {
-                let result = try body(database)
-                connection?.lastWriteFailure = nil
-                return result
-            } catch {
-                if error.code == .storage { connection?.lastWriteFailure = error }
-                throw error
+    /// Runs the write `body` (`purpose` says what it does, for its errors) in the next group commit and returns
+    /// its result once that group is committed: a success only when it is durable.
+    private func writing(
+        _ purpose: String, _ body: @escaping @Sendable (SQLiteDatabase) throws(LedgerError) -> LedgerRecordOutcome
+    ) throws(LedgerError) -> LedgerRecordOutcome {
+        try writes.submit(GroupedWrite(purpose: purpose, body: body), committingWith: commit).get()
+    }
+
+    /// Commits `group` in one transaction, holding the connection's lock from `BEGIN` to `COMMIT` so that no read
+    /// sees a write before it is committed. As for a single write, a storage failure is remembered for
+    /// ``checkWritable()`` until a write succeeds, taking the writes in the group's order.
+    private func commit(
+        _ group: [GroupedWrite<LedgerRecordOutcome>]
+    ) -> [Result<LedgerRecordOutcome, LedgerError>] {
+        state.withLock { connection in
+            guard let database = connection?.database else {
+                return group.map { _ in .failure(LedgerError(.storage, "ledger is closed")) }
             }
+            let results = database.inGroupTransaction(group)
+            for result in results {
+                switch result {
+                case .success: connection?.lastWriteFailure = nil
+                case .failure(let error) where error.code == .storage: connection?.lastWriteFailure = error
+                case .failure: break
+                }
+            }
+            if results.contains(where: { if case .success = $0 { true } else { false } }) {
+                commits.add(1, ordering: .relaxed)
+            }
+            return results
         }
+    }
+
+    /// How many group transactions have committed at least one write since the ledger was opened: fewer than the
+    /// writes acknowledged whenever writers waited for the same commit.
+    var groupsCommitted: Int {
+        commits.load(ordering: .relaxed)
+    }
+
+    /// How many writes are waiting for their group to be committed, the group being committed included.
+    var waitingWrites: Int {
+        writes.waitingWrites
     }
 }
 
