@@ -126,12 +126,9 @@ public final class SQLiteLedger: TransactionLedger {
     public func transaction(withAnyOf ids: [String]) throws(LedgerError) -> LedgerTransaction? {
         guard !ids.isEmpty else { return nil }
         let list = JSONValue.array(ids.map(JSONValue.string)).serialized()
-        let columns = Column.allCases.map { "t." + $0.name }.joined(separator: ", ")
         return try withOpenDatabase { (database) throws(LedgerError) in
             try database.withStatement(
-                "SELECT \(columns) FROM json_each(?1) AS ids JOIN transactions AS t ON t.transaction_id = ids.value "
-                    + "ORDER BY ids.key LIMIT 1",
-                purpose: "tracing \(ids.count) transaction ids"
+                Self.selectFirstOfIDs, purpose: "tracing \(ids.count) transaction ids"
             ) { (statement) throws(LedgerError) in
                 try statement.bind([.text(list)])
                 return try statement.step() ? try Self.decode(statement, purpose: "tracing transaction ids") : nil
@@ -144,8 +141,8 @@ public final class SQLiteLedger: TransactionLedger {
     public func transactions(customerID: String, bundleID: String) throws(LedgerError) -> [LedgerTransaction] {
         try withOpenDatabase { (database) throws(LedgerError) in
             try Self.fetch(
-                database, where: "customer_id = ?1 AND bundle_id = ?2 ORDER BY purchase_date_ms, transaction_id",
-                [.text(customerID), .text(bundleID)], purpose: "reading the transactions of customer \(customerID)")
+                database, Self.selectByCustomer, [.text(customerID), .text(bundleID)],
+                purpose: "reading the transactions of customer \(customerID)")
         }
     }
 
@@ -453,30 +450,46 @@ extension SQLiteLedger {
         Column.compared.filter { $0.value(in: stored) != $0.value(in: candidate) }.map(\.jsonName)
     }
 
+    /// Inserts every column of a transaction (parameters in column order) and the time it is recorded, in
+    /// milliseconds since 1970 from SQLite's clock (the Unix epoch is Julian day 2440587.5).
+    private static let insertSQL =
+        "INSERT INTO transactions (\(Column.list), recorded_at_ms) VALUES ("
+        + Column.allCases.map { "?\($0.rawValue + 1)" }.joined(separator: ", ")
+        + ", CAST((julianday('now') - 2440587.5) * 86400000 AS INTEGER))"
+
     private static func insert(_ transaction: LedgerTransaction, into database: SQLiteDatabase) throws(LedgerError) {
-        let placeholders = Column.allCases.map { "?\($0.rawValue + 1)" }.joined(separator: ", ")
-        // Milliseconds since 1970 from SQLite's clock; the Unix epoch is Julian day 2440587.5.
-        let now = "CAST((julianday('now') - 2440587.5) * 86400000 AS INTEGER)"
         try database.withStatement(
-            "INSERT INTO transactions (\(Column.list), recorded_at_ms) VALUES (\(placeholders), \(now))",
-            purpose: "storing transaction \(transaction.purchase.transactionID)"
+            insertSQL, purpose: "storing transaction \(transaction.purchase.transactionID)"
         ) { (statement) throws(LedgerError) in
             try statement.bind(Column.allCases.map { $0.value(in: transaction) })
             _ = try statement.step()
         }
     }
 
-    private static func fetchOne(_ database: SQLiteDatabase, id: String) throws(LedgerError) -> LedgerTransaction? {
-        try fetch(database, where: "transaction_id = ?1", [.text(id)], purpose: "reading transaction \(id)").first
+    /// Selects every column of the rows matching `clause`: a `WHERE` condition, possibly followed by `ORDER BY`.
+    private static func select(where clause: String) -> String {
+        "SELECT \(Column.list) FROM transactions WHERE \(clause)"
     }
 
-    /// The rows matching `clause` (a `WHERE` condition, possibly followed by `ORDER BY`) with `parameters` bound.
+    private static let selectByID = select(where: "transaction_id = ?1")
+
+    /// Selects every column of the first stored transaction whose id is in the JSON array bound to `?1`.
+    private static let selectFirstOfIDs =
+        "SELECT \(Column.allCases.map { "t." + $0.name }.joined(separator: ", ")) FROM json_each(?1) AS ids "
+        + "JOIN transactions AS t ON t.transaction_id = ids.value ORDER BY ids.key LIMIT 1"
+
+    private static let selectByCustomer = select(
+        where: "customer_id = ?1 AND bundle_id = ?2 ORDER BY purchase_date_ms, transaction_id")
+
+    private static func fetchOne(_ database: SQLiteDatabase, id: String) throws(LedgerError) -> LedgerTransaction? {
+        try fetch(database, selectByID, [.text(id)], purpose: "reading transaction \(id)").first
+    }
+
+    /// The rows `select` (one of the selects above) returns with `parameters` bound.
     private static func fetch(
-        _ database: SQLiteDatabase, where clause: String, _ parameters: [SQLiteValue], purpose: String
+        _ database: SQLiteDatabase, _ select: String, _ parameters: [SQLiteValue], purpose: String
     ) throws(LedgerError) -> [LedgerTransaction] {
-        try database.withStatement(
-            "SELECT \(Column.list) FROM transactions WHERE \(clause)", purpose: purpose
-        ) { (statement) throws(LedgerError) in
+        try database.withStatement(select, purpose: purpose) { (statement) throws(LedgerError) in
             try statement.bind(parameters)
             var rows: [LedgerTransaction] = []
             while try statement.step() {
