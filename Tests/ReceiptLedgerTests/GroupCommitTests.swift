@@ -53,6 +53,40 @@ struct GroupCommitTests {
         #expect(ledger.groupsCommitted - before < 64 * 20)
     }
 
+    @Test("killed with SIGKILL while 64 threads write, the reopened ledger has every write that was acknowledged")
+    func killedWhileWriting() async throws {
+        let path = directory.path()
+        try SQLiteLedger(path: path).close()
+        // The child prints each acknowledged id, then dies the moment any thread has had 40 writes acknowledged.
+        let child = await #expect(processExitsWith: .signal(SIGKILL), observing: [\.standardOutputContent]) {
+            [path = path as String] in
+            let ledger = try SQLiteLedger(path: path)
+            for thread in 0..<64 {
+                Thread.detachNewThread {
+                    for index in 0... {
+                        let id = "\(thread)-\(index)"
+                        guard case .created = try? ledger.record(Sample.minimal(id: id)) else { continue }
+                        let line = Array("\(id)\n".utf8)
+                        _ = line.withUnsafeBytes { write(STDOUT_FILENO, $0.baseAddress, $0.count) }
+                        if index == 40 { kill(getpid(), SIGKILL) }
+                    }
+                }
+            }
+            while true { sleep(1) }
+        }
+        let output = String(decoding: child?.standardOutputContent ?? [], as: UTF8.self)
+        let acknowledged = Set(output.split(separator: "\n").map(String.init))
+        #expect(acknowledged.count >= 40)
+        let reopened = try SQLiteLedger(path: path)
+        #expect(try reopened.integrityCheck() == ["ok"])
+        let stored = Set(
+            try reopened.transactions(customerID: "customer-a", bundleID: Sample.bundleID).map(\.purchase.transactionID)
+        )
+        #expect(acknowledged.subtracting(stored) == [])
+        // At most the write each thread had in flight was stored without being acknowledged.
+        #expect(stored.count - acknowledged.count <= 64)
+    }
+
     @Test("writes that wait while another connection holds the file's lock are committed together, in one commit")
     func waitingWritesCommitTogether() throws {
         let ledger = try SQLiteLedger(path: directory.path())
