@@ -87,40 +87,36 @@ struct GroupCommitTests {
         #expect(stored.count - acknowledged.count <= 64)
     }
 
-    @Test("writes that wait while another connection holds the file's lock are committed together, in one commit")
-    func waitingWritesCommitTogether() throws {
-        let ledger = try SQLiteLedger(path: directory.path())
+    /// Records `count` new transactions in `ledger`, each from a thread of its own, while another connection holds
+    /// the file's lock; releases it once all of them wait, and returns how many group commits they took.
+    private func groupsCommitted(recordingBehindLock count: Int, in ledger: SQLiteLedger) throws -> Int {
         let before = ledger.groupsCommitted
         let lock = try WriteLock(path: directory.path())
         let writers = Writers<Void>()
-        for index in 0..<64 {
+        for index in 0..<count {
             writers.start("write \(index)") { () throws(LedgerError) in
                 _ = try ledger.record(Sample.minimal(id: "\(index)"))
             }
         }
-        try waitUntil(ledger, hasWaiting: 64)
+        try waitUntil(ledger, hasWaiting: count)
         try lock.release()
         #expect(writers.failures() == [:])
+        return ledger.groupsCommitted - before
+    }
+
+    @Test("writes that wait while another connection holds the file's lock are committed together, in one commit")
+    func waitingWritesCommitTogether() throws {
+        let ledger = try SQLiteLedger(path: directory.path())
         // The first writer took its group alone before waiting for the lock; the 63 others queued behind it.
-        #expect(ledger.groupsCommitted - before == 2)
+        #expect(try groupsCommitted(recordingBehindLock: 64, in: ledger) == 2)
         #expect(try ledger.count() == 64)
     }
 
     @Test("a group holds at most the maximum group size of writes")
     func groupSizeBounded() throws {
         let ledger = try SQLiteLedger(path: directory.path(), maximumGroupSize: 8)
-        let before = ledger.groupsCommitted
-        let lock = try WriteLock(path: directory.path())
-        let writers = Writers<Void>()
-        for index in 0..<65 {
-            writers.start("write \(index)") { () throws(LedgerError) in
-                _ = try ledger.record(Sample.minimal(id: "\(index)"))
-            }
-        }
-        try waitUntil(ledger, hasWaiting: 65)
-        try lock.release()
-        #expect(writers.failures() == [:])
-        #expect(ledger.groupsCommitted - before == 1 + 64 / 8)
+        // The first writer alone, then the 64 others in groups of 8.
+        #expect(try groupsCommitted(recordingBehindLock: 65, in: ledger) == 1 + 64 / 8)
         #expect(try ledger.count() == 65)
     }
 
