@@ -15,6 +15,15 @@ final class SQLiteDatabase {
     /// Nil once ``close()`` has run.
     private var connection: OpaquePointer?
 
+    /// Statements prepared by ``withStatement(_:purpose:_:)``, reset and kept for the next call with the same SQL:
+    /// compiling a statement (an insert with its trigger, a select of every column) costs far more than running
+    /// it. A statement in use is out of the cache, so a nested call with the same SQL prepares one of its own.
+    private var preparedStatements: [String: OpaquePointer] = [:]
+
+    /// The most statements kept. The SQL of this module is a fixed set of texts with values bound as parameters,
+    /// far fewer than this; past it, statements are finalized after use as if there were no cache.
+    private static let maximumPreparedStatements = 32
+
     /// Opens the database file at `path`, creating an empty one when there is none. SQLite reads nothing until the
     /// first statement, so a file that is not a database is only refused by the first statement run on it.
     init(path: String) throws(LedgerError) {
@@ -46,9 +55,12 @@ final class SQLiteDatabase {
     }
 
     /// Closes the connection; later calls fail with ``LedgerError/Code/storage``. Closing again does nothing.
-    /// Statements never outlive ``withStatement(_:purpose:_:)``, so nothing is left open that would keep the file
-    /// busy.
+    /// The kept statements are finalized first, so nothing is left open that would keep the file busy.
     func close() {
+        for statement in preparedStatements.values {
+            sqlite3_finalize(statement)
+        }
+        preparedStatements = [:]
         sqlite3_close_v2(connection)
         connection = nil
     }
@@ -60,21 +72,44 @@ final class SQLiteDatabase {
         guard status == SQLITE_OK else { throw failure(purpose, status, connection) }
     }
 
-    /// Prepares `sql` (a single statement), hands it to `body` to bind, step and read, and finalizes it on every
-    /// path, thrown errors included. `body` must not keep the statement.
+    /// Runs `sql`, a single statement that returns no rows (`BEGIN IMMEDIATE`, `SAVEPOINT`, `COMMIT`), as a kept
+    /// prepared statement (see ``withStatement(_:purpose:_:)``).
+    func run(_ sql: String, purpose: String) throws(LedgerError) {
+        try withStatement(sql, purpose: purpose) { (statement) throws(LedgerError) in _ = try statement.step() }
+    }
+
+    /// Hands the statement `sql` (a single statement, values bound as parameters rather than spliced into the
+    /// text) to `body` to bind, step and read. The statement is prepared on first use and kept: on every path,
+    /// thrown errors included, it is reset and its bindings cleared before this returns, so it holds no lock and
+    /// no value between calls. `body` must not keep the statement.
     func withStatement<Result>(
         _ sql: String, purpose: String, _ body: (SQLiteStatement) throws(LedgerError) -> Result
     ) throws(LedgerError) -> Result {
         let connection = try openConnection(purpose)
-        var prepared: OpaquePointer?
-        let status = sqlite3_prepare_v2(connection, sql, -1, &prepared, nil)
-        guard status == SQLITE_OK else {
-            sqlite3_finalize(prepared)
-            throw failure(purpose, status, connection)
+        let statement: OpaquePointer
+        if let kept = preparedStatements.removeValue(forKey: sql) {
+            statement = kept
+        } else {
+            var prepared: OpaquePointer?
+            let status = sqlite3_prepare_v3(connection, sql, -1, UInt32(SQLITE_PREPARE_PERSISTENT), &prepared, nil)
+            guard status == SQLITE_OK else {
+                sqlite3_finalize(prepared)
+                throw failure(purpose, status, connection)
+            }
+            guard let prepared else { throw LedgerError(.storage, "\(purpose): the SQL holds no statement") }
+            statement = prepared
         }
-        guard let prepared else { throw LedgerError(.storage, "\(purpose): the SQL holds no statement") }
-        defer { sqlite3_finalize(prepared) }
-        return try body(SQLiteStatement(handle: prepared, connection: connection, purpose: purpose))
+        defer {
+            // The result of reset repeats the last step's error, already thrown by the step itself.
+            sqlite3_reset(statement)
+            sqlite3_clear_bindings(statement)
+            if preparedStatements[sql] == nil, preparedStatements.count < Self.maximumPreparedStatements {
+                preparedStatements[sql] = statement
+            } else {
+                sqlite3_finalize(statement)
+            }
+        }
+        return try body(SQLiteStatement(handle: statement, connection: connection, purpose: purpose))
     }
 
     /// Runs `body` inside `BEGIN IMMEDIATE … COMMIT`: the write lock is taken before `body` reads anything, so a
@@ -94,6 +129,76 @@ final class SQLiteDatabase {
         }
     }
 
+    /// Runs `writes` together in one `BEGIN IMMEDIATE … COMMIT` (one commit, one sync of the file), each in a
+    /// savepoint of its own, and returns each write's result, in order.
+    ///
+    /// - A write that throws has only its own changes undone (`ROLLBACK TO` its savepoint) and its error as its
+    ///   result; the writes before and after it are committed.
+    /// - When a write's failure ends the whole transaction (SQLite may roll it back itself after an I/O error or
+    ///   when the disk is full), that write keeps its error and every other write is run again, from the start,
+    ///   in a new transaction: none of them is answered from a transaction that was lost.
+    /// - When `BEGIN IMMEDIATE` or `COMMIT` fails, nothing is committed and every write still in the transaction
+    ///   gets that error (prefixed with its own purpose), whatever it had returned or thrown inside it.
+    ///
+    /// So a success is only ever returned for a write that was committed.
+    func inGroupTransaction<Value>(_ writes: [GroupedWrite<Value>]) -> [Result<Value, LedgerError>] {
+        guard !writes.isEmpty else { return [] }
+        let purpose = writes.count == 1 ? "committing it" : "committing it with \(writes.count - 1) other writes"
+        do throws(LedgerError) {
+            try run("BEGIN IMMEDIATE", purpose: "\(purpose) (BEGIN IMMEDIATE)")
+        } catch {
+            return writes.map { .failure(error.prefixed(with: $0.purpose)) }
+        }
+        var results: [Result<Value, LedgerError>] = []
+        for (position, write) in writes.enumerated() {
+            let (result, transactionKept) = inSavepoint(write)
+            guard transactionKept else {
+                rollBackOpenTransaction()
+                var others = writes
+                others.remove(at: position)
+                var rerun = inGroupTransaction(others)
+                rerun.insert(result, at: position)
+                return rerun
+            }
+            results.append(result)
+        }
+        do throws(LedgerError) {
+            try run("COMMIT", purpose: "\(purpose) (COMMIT)")
+        } catch {
+            rollBackOpenTransaction()
+            return writes.map { .failure(error.prefixed(with: $0.purpose)) }
+        }
+        return results
+    }
+
+    /// Runs `write` inside `SAVEPOINT … RELEASE`, undoing its changes when it throws. Also says whether the
+    /// enclosing transaction is still open with the changes of earlier writes: false when the savepoint could
+    /// not be set or undone, as when SQLite rolled back the whole transaction.
+    private func inSavepoint<Value>(
+        _ write: GroupedWrite<Value>
+    ) -> (result: Result<Value, LedgerError>, transactionKept: Bool) {
+        do throws(LedgerError) {
+            try run("SAVEPOINT grouped_write", purpose: "\(write.purpose) (SAVEPOINT)")
+        } catch {
+            return (.failure(error), false)
+        }
+        do throws(LedgerError) {
+            let value = try write.body(self)
+            try run("RELEASE grouped_write", purpose: "\(write.purpose) (RELEASE)")
+            return (.success(value), true)
+        } catch {
+            let failure = error
+            do throws(LedgerError) {
+                try execute(
+                    "ROLLBACK TO grouped_write; RELEASE grouped_write", purpose: "\(write.purpose) (ROLLBACK TO)")
+                return (.failure(failure), true)
+            } catch {
+                // The write's own error is the one to report; the rollback's only says the transaction is gone.
+                return (.failure(failure), false)
+            }
+        }
+    }
+
     /// Rolls back the transaction still open, if any. SQLite may already have rolled it back itself (after some
     /// I/O or memory errors), and a failing rollback leaves nothing better to do than report the first error.
     private func rollBackOpenTransaction() {
@@ -104,6 +209,21 @@ final class SQLiteDatabase {
     private func openConnection(_ purpose: String) throws(LedgerError) -> OpaquePointer {
         guard let connection else { throw LedgerError(.storage, "\(purpose): the database connection is closed") }
         return connection
+    }
+}
+
+/// One write of ``SQLiteDatabase/inGroupTransaction(_:)``: what it does, in words its errors begin with, and the
+/// work, which runs inside the group's transaction and must not begin or end a transaction itself.
+struct GroupedWrite<Value>: Sendable {
+    let purpose: String
+    let body: @Sendable (SQLiteDatabase) throws(LedgerError) -> Value
+}
+
+extension LedgerError {
+    /// This error as the failure of the operation `purpose` (`"recording transaction 7: committing it …"`).
+    fileprivate func prefixed(with purpose: String) -> LedgerError {
+        LedgerError(
+            code, "\(purpose): \(message)", conflictingFields: conflictingFields, publicDetail: publicDetail)
     }
 }
 

@@ -5,12 +5,20 @@ internal import Synchronization
 /// A ``TransactionLedger`` kept in one SQLite file.
 ///
 /// The file is in WAL mode with `synchronous=FULL`, so every write is on disk before the call returns. Calls from
-/// any number of threads are serialised on one connection; every write is one `BEGIN IMMEDIATE … COMMIT`, so
-/// several ledgers (or processes) on the same file never interleave a check with another's write. The schema is
-/// versioned with `PRAGMA user_version`; see ``schemaVersion``.
+/// any number of threads share one connection. Writes are committed in groups (see ``GroupCommitQueue``): the
+/// writes that arrive while a commit is in progress wait for it, then are committed together in one
+/// `BEGIN IMMEDIATE … COMMIT`, each in a savepoint of its own, so one sync of the file makes a whole group durable
+/// and each write still has its own outcome. Reads take the connection between groups, so they see only what was
+/// committed. `BEGIN IMMEDIATE` takes the file's write lock before a group reads anything, so several ledgers (or
+/// processes) on the same file never interleave a check with another's write. The schema is versioned with
+/// `PRAGMA user_version`; see ``schemaVersion``.
 public final class SQLiteLedger: TransactionLedger {
     /// The schema version this code creates and reads. Opening a file with a newer version fails.
     public static let schemaVersion = migrations.count
+
+    /// The most writes committed in one group: enough for every thread of a busy server to wait for the same
+    /// commit, few enough that a group's transaction stays short.
+    static let defaultMaximumGroupSize = 256
 
     /// The open connection and how its last write went.
     private struct Connection {
@@ -22,6 +30,12 @@ public final class SQLiteLedger: TransactionLedger {
     /// The connection; nil once ``close()`` has run.
     private let state: Mutex<Connection?>
 
+    /// The writes waiting to be committed.
+    private let writes: GroupCommitQueue<GroupedWrite<LedgerRecordOutcome>, LedgerRecordOutcome>
+
+    /// How many group transactions committed at least one write.
+    private let commits = Atomic<Int>(0)
+
     /// Opens the ledger in the SQLite file at `path`, creating the file and its schema when there is none and
     /// migrating an older schema to ``schemaVersion``.
     ///
@@ -29,12 +43,18 @@ public final class SQLiteLedger: TransactionLedger {
     /// cannot be put in WAL mode, has a schema version newer than ``schemaVersion`` (the message names both), or
     /// can only be opened read-only (the file is not writable by this process): a ledger that cannot take writes
     /// is refused at once rather than failing every write later.
-    public init(path: String) throws(LedgerError) {
+    public convenience init(path: String) throws(LedgerError) {
+        try self.init(path: path, maximumGroupSize: Self.defaultMaximumGroupSize)
+    }
+
+    /// ``init(path:)`` with groups of at most `maximumGroupSize` writes (at least 1).
+    init(path: String, maximumGroupSize: Int) throws(LedgerError) {
         let database = try SQLiteDatabase(path: path)
         if database.isReadOnly { throw Self.readOnlyError(path: path) }
         try Self.configure(database)
         try Self.migrate(database)
         state = Mutex(Connection(database: database))
+        writes = GroupCommitQueue(maximumGroupSize: maximumGroupSize)
     }
 
     private static func readOnlyError(path: String?) -> LedgerError {
@@ -50,22 +70,19 @@ public final class SQLiteLedger: TransactionLedger {
     public func record(_ transaction: LedgerTransaction) throws(LedgerError) -> LedgerRecordOutcome {
         let candidate = Self.storable(transaction)
         let id = candidate.purchase.transactionID
-        return try writing { (database) throws(LedgerError) in
-            try database.inImmediateTransaction(purpose: "recording transaction \(id)") { () throws(LedgerError) in
-                if let stored = try Self.fetchOne(database, id: id) {
-                    let differing = Self.differingFields(stored, candidate)
-                    guard differing.isEmpty else {
-                        throw LedgerError(
-                            .conflict,
-                            "transaction \(id) is already recorded with a different "
-                                + differing.joined(separator: ", "),
-                            conflictingFields: differing)
-                    }
-                    return .alreadyRecorded(stored)
+        return try writing("recording transaction \(id)") { (database) throws(LedgerError) in
+            if let stored = try Self.fetchOne(database, id: id) {
+                let differing = Self.differingFields(stored, candidate)
+                guard differing.isEmpty else {
+                    throw LedgerError(
+                        .conflict,
+                        "transaction \(id) is already recorded with a different " + differing.joined(separator: ", "),
+                        conflictingFields: differing)
                 }
-                try Self.insert(candidate, into: database)
-                return .created(candidate)
+                return .alreadyRecorded(stored)
             }
+            try Self.insert(candidate, into: database)
+            return .created(candidate)
         }
     }
 
@@ -73,32 +90,28 @@ public final class SQLiteLedger: TransactionLedger {
     public func recordCancellation(
         transactionID: String, at date: ReceiptDate
     ) throws(LedgerError) -> LedgerRecordOutcome {
-        try writing { (database) throws(LedgerError) in
-            try database.inImmediateTransaction(
-                purpose: "recording the cancellation of transaction \(transactionID)"
-            ) { () throws(LedgerError) in
-                guard var stored = try Self.fetchOne(database, id: transactionID) else {
-                    throw LedgerError(.notFound, "no transaction \(transactionID) is recorded to cancel")
+        try writing("recording the cancellation of transaction \(transactionID)") { (database) throws(LedgerError) in
+            guard var stored = try Self.fetchOne(database, id: transactionID) else {
+                throw LedgerError(.notFound, "no transaction \(transactionID) is recorded to cancel")
+            }
+            switch stored.purchase.cancellationDate {
+            case date:
+                return .alreadyRecorded(stored)
+            case let recorded?:
+                throw LedgerError(
+                    .conflict,
+                    "transaction \(transactionID) is already cancelled at \(recorded), not at \(date)",
+                    conflictingFields: [Column.cancellationDate.jsonName])
+            case nil:
+                try database.withStatement(
+                    "UPDATE transactions SET cancellation_date_ms = ?1 WHERE transaction_id = ?2",
+                    purpose: "storing the cancellation date of transaction \(transactionID)"
+                ) { (statement) throws(LedgerError) in
+                    try statement.bind([.integer(date.millisecondsSince1970), .text(transactionID)])
+                    _ = try statement.step()
                 }
-                switch stored.purchase.cancellationDate {
-                case date:
-                    return .alreadyRecorded(stored)
-                case let recorded?:
-                    throw LedgerError(
-                        .conflict,
-                        "transaction \(transactionID) is already cancelled at \(recorded), not at \(date)",
-                        conflictingFields: [Column.cancellationDate.jsonName])
-                case nil:
-                    try database.withStatement(
-                        "UPDATE transactions SET cancellation_date_ms = ?1 WHERE transaction_id = ?2",
-                        purpose: "storing the cancellation date of transaction \(transactionID)"
-                    ) { (statement) throws(LedgerError) in
-                        try statement.bind([.integer(date.millisecondsSince1970), .text(transactionID)])
-                        _ = try statement.step()
-                    }
-                    stored.purchase.cancellationDate = date
-                    return .created(stored)
-                }
+                stored.purchase.cancellationDate = date
+                return .created(stored)
             }
         }
     }
@@ -113,12 +126,9 @@ public final class SQLiteLedger: TransactionLedger {
     public func transaction(withAnyOf ids: [String]) throws(LedgerError) -> LedgerTransaction? {
         guard !ids.isEmpty else { return nil }
         let list = JSONValue.array(ids.map(JSONValue.string)).serialized()
-        let columns = Column.allCases.map { "t." + $0.name }.joined(separator: ", ")
         return try withOpenDatabase { (database) throws(LedgerError) in
             try database.withStatement(
-                "SELECT \(columns) FROM json_each(?1) AS ids JOIN transactions AS t ON t.transaction_id = ids.value "
-                    + "ORDER BY ids.key LIMIT 1",
-                purpose: "tracing \(ids.count) transaction ids"
+                Self.selectFirstOfIDs, purpose: "tracing \(ids.count) transaction ids"
             ) { (statement) throws(LedgerError) in
                 try statement.bind([.text(list)])
                 return try statement.step() ? try Self.decode(statement, purpose: "tracing transaction ids") : nil
@@ -131,8 +141,8 @@ public final class SQLiteLedger: TransactionLedger {
     public func transactions(customerID: String, bundleID: String) throws(LedgerError) -> [LedgerTransaction] {
         try withOpenDatabase { (database) throws(LedgerError) in
             try Self.fetch(
-                database, where: "customer_id = ?1 AND bundle_id = ?2 ORDER BY purchase_date_ms, transaction_id",
-                [.text(customerID), .text(bundleID)], purpose: "reading the transactions of customer \(customerID)")
+                database, Self.selectByCustomer, [.text(customerID), .text(bundleID)],
+                purpose: "reading the transactions of customer \(customerID)")
         }
     }
 
@@ -196,22 +206,48 @@ public final class SQLiteLedger: TransactionLedger {
         }
     }
 
-    /// ``withOpenDatabase(_:)`` for a write: a storage failure is remembered for ``checkWritable()`` until a write
-    /// succeeds.
-    private func writing<Result: Sendable>(
-        _ body: (SQLiteDatabase) throws(LedgerError) -> Result
-    ) throws(LedgerError) -> Result {
-        try state.withLock { (connection) throws(LedgerError) -> Result in
-            guard let database = connection?.database else { throw LedgerError(.storage, "ledger is closed") }
-            do throws(LedgerError) {
-                let result = try body(database)
-                connection?.lastWriteFailure = nil
-                return result
-            } catch {
-                if error.code == .storage { connection?.lastWriteFailure = error }
-                throw error
+    /// Runs the write `body` (`purpose` says what it does, for its errors) in the next group commit and returns
+    /// its result once that group is committed: a success only when it is durable.
+    private func writing(
+        _ purpose: String, _ body: @escaping @Sendable (SQLiteDatabase) throws(LedgerError) -> LedgerRecordOutcome
+    ) throws(LedgerError) -> LedgerRecordOutcome {
+        try writes.submit(GroupedWrite(purpose: purpose, body: body), committingWith: commit).get()
+    }
+
+    /// Commits `group` in one transaction, holding the connection's lock from `BEGIN` to `COMMIT` so that no read
+    /// sees a write before it is committed. As for a single write, a storage failure is remembered for
+    /// ``checkWritable()`` until a write succeeds, taking the writes in the group's order.
+    private func commit(
+        _ group: [GroupedWrite<LedgerRecordOutcome>]
+    ) -> [Result<LedgerRecordOutcome, LedgerError>] {
+        state.withLock { connection in
+            guard let database = connection?.database else {
+                return group.map { _ in .failure(LedgerError(.storage, "ledger is closed")) }
             }
+            let results = database.inGroupTransaction(group)
+            for result in results {
+                switch result {
+                case .success: connection?.lastWriteFailure = nil
+                case .failure(let error) where error.code == .storage: connection?.lastWriteFailure = error
+                case .failure: break
+                }
+            }
+            if results.contains(where: { if case .success = $0 { true } else { false } }) {
+                commits.add(1, ordering: .relaxed)
+            }
+            return results
         }
+    }
+
+    /// How many group transactions have committed at least one write since the ledger was opened: fewer than the
+    /// writes acknowledged whenever writers waited for the same commit.
+    var groupsCommitted: Int {
+        commits.load(ordering: .relaxed)
+    }
+
+    /// How many writes are waiting for their group to be committed, the group being committed included.
+    var waitingWrites: Int {
+        writes.waitingWrites
     }
 }
 
@@ -414,30 +450,46 @@ extension SQLiteLedger {
         Column.compared.filter { $0.value(in: stored) != $0.value(in: candidate) }.map(\.jsonName)
     }
 
+    /// Inserts every column of a transaction (parameters in column order) and the time it is recorded, in
+    /// milliseconds since 1970 from SQLite's clock (the Unix epoch is Julian day 2440587.5).
+    private static let insertSQL =
+        "INSERT INTO transactions (\(Column.list), recorded_at_ms) VALUES ("
+        + Column.allCases.map { "?\($0.rawValue + 1)" }.joined(separator: ", ")
+        + ", CAST((julianday('now') - 2440587.5) * 86400000 AS INTEGER))"
+
     private static func insert(_ transaction: LedgerTransaction, into database: SQLiteDatabase) throws(LedgerError) {
-        let placeholders = Column.allCases.map { "?\($0.rawValue + 1)" }.joined(separator: ", ")
-        // Milliseconds since 1970 from SQLite's clock; the Unix epoch is Julian day 2440587.5.
-        let now = "CAST((julianday('now') - 2440587.5) * 86400000 AS INTEGER)"
         try database.withStatement(
-            "INSERT INTO transactions (\(Column.list), recorded_at_ms) VALUES (\(placeholders), \(now))",
-            purpose: "storing transaction \(transaction.purchase.transactionID)"
+            insertSQL, purpose: "storing transaction \(transaction.purchase.transactionID)"
         ) { (statement) throws(LedgerError) in
             try statement.bind(Column.allCases.map { $0.value(in: transaction) })
             _ = try statement.step()
         }
     }
 
-    private static func fetchOne(_ database: SQLiteDatabase, id: String) throws(LedgerError) -> LedgerTransaction? {
-        try fetch(database, where: "transaction_id = ?1", [.text(id)], purpose: "reading transaction \(id)").first
+    /// Selects every column of the rows matching `clause`: a `WHERE` condition, possibly followed by `ORDER BY`.
+    private static func select(where clause: String) -> String {
+        "SELECT \(Column.list) FROM transactions WHERE \(clause)"
     }
 
-    /// The rows matching `clause` (a `WHERE` condition, possibly followed by `ORDER BY`) with `parameters` bound.
+    private static let selectByID = select(where: "transaction_id = ?1")
+
+    /// Selects every column of the first stored transaction whose id is in the JSON array bound to `?1`.
+    private static let selectFirstOfIDs =
+        "SELECT \(Column.allCases.map { "t." + $0.name }.joined(separator: ", ")) FROM json_each(?1) AS ids "
+        + "JOIN transactions AS t ON t.transaction_id = ids.value ORDER BY ids.key LIMIT 1"
+
+    private static let selectByCustomer = select(
+        where: "customer_id = ?1 AND bundle_id = ?2 ORDER BY purchase_date_ms, transaction_id")
+
+    private static func fetchOne(_ database: SQLiteDatabase, id: String) throws(LedgerError) -> LedgerTransaction? {
+        try fetch(database, selectByID, [.text(id)], purpose: "reading transaction \(id)").first
+    }
+
+    /// The rows `select` (one of the selects above) returns with `parameters` bound.
     private static func fetch(
-        _ database: SQLiteDatabase, where clause: String, _ parameters: [SQLiteValue], purpose: String
+        _ database: SQLiteDatabase, _ select: String, _ parameters: [SQLiteValue], purpose: String
     ) throws(LedgerError) -> [LedgerTransaction] {
-        try database.withStatement(
-            "SELECT \(Column.list) FROM transactions WHERE \(clause)", purpose: purpose
-        ) { (statement) throws(LedgerError) in
+        try database.withStatement(select, purpose: purpose) { (statement) throws(LedgerError) in
             try statement.bind(parameters)
             var rows: [LedgerTransaction] = []
             while try statement.step() {

@@ -119,6 +119,17 @@ struct StorageTests {
         }
     }
 
+    @Test("closing a ledger that has read and written closes the file: SQLite checkpoints it and removes the WAL")
+    func closeReleasesFile() throws {
+        let ledger = try SQLiteLedger(path: directory.path())
+        _ = try ledger.record(Sample.full())
+        _ = try ledger.transaction(id: Sample.full().purchase.transactionID)
+        _ = try ledger.count()
+        #expect(FileManager.default.fileExists(atPath: directory.path("ledger.sqlite-wal")))
+        ledger.close()
+        #expect(!FileManager.default.fileExists(atPath: directory.path("ledger.sqlite-wal")))
+    }
+
     @Test("closing twice is harmless")
     func closeTwice() throws {
         let ledger = try SQLiteLedger(path: directory.path())
