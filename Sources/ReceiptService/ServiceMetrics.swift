@@ -1,3 +1,4 @@
+import Glibc
 import Synchronization
 
 /// Counters and latency histograms of one running service, written in Prometheus' text format (version 0.0.4).
@@ -15,15 +16,40 @@ final class ServiceMetrics: Sendable {
         var counts = [Int](repeating: 0, count: ServiceMetrics.latencyBuckets.count)
         var sum = 0.0
         var count = 0
+
+        mutating func add(_ seconds: Double, bucket: Int?) {
+            if let bucket { counts[bucket] += 1 }
+            sum += seconds
+            count += 1
+        }
     }
 
     private struct State {
         var requests: [RequestKey: Int] = [:]
         var latency: [String: Histogram] = [:]
         var verifications: [String: Int] = [:]
+
+        mutating func add(_ other: State) {
+            requests.merge(other.requests, uniquingKeysWith: +)
+            verifications.merge(other.verifications, uniquingKeysWith: +)
+            for (route, histogram) in other.latency {
+                var merged = latency[route] ?? Histogram()
+                merged.counts = zip(merged.counts, histogram.counts).map(+)
+                merged.sum += histogram.sum
+                merged.count += histogram.count
+                latency[route] = merged
+            }
+        }
     }
 
-    private let state = Mutex(State())
+    /// One part of the counts, behind its own lock.
+    private final class Shard: Sendable {
+        let state = Mutex(State())
+    }
+
+    /// The counts in parts, each thread counting into the one its identity picks, so that threads answering at
+    /// once seldom wait for each other's lock; ``prometheusText(ledgerTransactions:)`` adds them up.
+    private let shards = (0..<16).map { _ in Shard() }
     /// How many request log lines were dropped because the log's reader fell behind (``LogLineQueue``).
     private let droppedLogLines: @Sendable () -> Int
 
@@ -33,24 +59,30 @@ final class ServiceMetrics: Sendable {
 
     /// Counts one answered request and its latency.
     func recordRequest(route: String, status: Int, seconds: Double) {
-        state.withLock { state in
+        let bucket = Self.latencyBuckets.firstIndex { seconds <= $0 }
+        shard().state.withLock { state in
             state.requests[RequestKey(route: route, status: status), default: 0] += 1
-            var histogram = state.latency[route] ?? Histogram()
-            if let bucket = Self.latencyBuckets.firstIndex(where: { seconds <= $0 }) { histogram.counts[bucket] += 1 }
-            histogram.sum += seconds
-            histogram.count += 1
-            state.latency[route] = histogram
+            state.latency[route, default: Histogram()].add(seconds, bucket: bucket)
         }
     }
 
     /// Counts one receipt verified: `valid` or the error code.
     func recordVerification(outcome: String) {
-        state.withLock { $0.verifications[outcome, default: 0] += 1 }
+        shard().state.withLock { $0.verifications[outcome, default: 0] += 1 }
+    }
+
+    private func shard() -> Shard {
+        var hasher = Hasher()
+        hasher.combine(pthread_self())
+        return shards[Int(UInt(bitPattern: hasher.finalize()) % UInt(shards.count))]
     }
 
     /// Everything, with the ledger's size when it could be read.
     func prometheusText(ledgerTransactions: Int?) -> String {
-        let state = state.withLock { $0 }
+        var state = State()
+        for shard in shards {
+            state.add(shard.state.withLock { $0 })
+        }
         var lines: [String] = [
             "# HELP receipt_http_requests_total HTTP requests answered, by route and status.",
             "# TYPE receipt_http_requests_total counter",
