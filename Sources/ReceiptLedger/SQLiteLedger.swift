@@ -30,6 +30,18 @@ public final class SQLiteLedger: TransactionLedger {
     /// The connection; nil once ``close()`` has run.
     private let state: Mutex<Connection?>
 
+    /// Connections that only read, each used by one caller at a time: in WAL mode they read the last committed
+    /// state without waiting for the writing connection, which a group commit holds from `BEGIN` to `COMMIT`.
+    /// Opened when needed, kept for the next reader; nil once ``close()`` has run.
+    private let readers = Mutex<[IdleReader]?>([])
+    private let path: String
+
+    /// A reading connection in the pool. `@unchecked Sendable`: the pool hands each to one caller at a time, who
+    /// gives it back when done, so no two threads ever use one at once.
+    private struct IdleReader: @unchecked Sendable {
+        let database: SQLiteDatabase
+    }
+
     /// The writes waiting to be committed.
     private let writes: GroupCommitQueue<GroupedWrite<LedgerRecordOutcome>, LedgerRecordOutcome>
 
@@ -55,6 +67,7 @@ public final class SQLiteLedger: TransactionLedger {
         try Self.migrate(database)
         state = Mutex(Connection(database: database))
         writes = GroupCommitQueue(maximumGroupSize: maximumGroupSize)
+        self.path = path
     }
 
     private static func readOnlyError(path: String?) -> LedgerError {
@@ -194,16 +207,44 @@ public final class SQLiteLedger: TransactionLedger {
             connection?.database.close()
             connection = nil
         }
+        let idle = readers.withLock { pool in
+            defer { pool = nil }
+            return pool ?? []
+        }
+        idle.forEach { $0.database.close() }
     }
 
-    /// Runs `body` with the connection, holding the lock for the whole call.
+    /// Runs `body` with a reading connection of its own (see `readers`), returned to the pool afterwards.
     private func withOpenDatabase<Result: Sendable>(
         _ body: (SQLiteDatabase) throws(LedgerError) -> Result
     ) throws(LedgerError) -> Result {
-        try state.withLock { (connection) throws(LedgerError) -> Result in
-            guard let open = connection else { throw LedgerError(.storage, "ledger is closed") }
-            return try body(open.database)
+        let taken = try readers.withLock { (pool) throws(LedgerError) -> SQLiteDatabase? in
+            guard pool != nil else { throw LedgerError(.storage, "ledger is closed") }
+            return pool?.popLast()?.database
         }
+        let reader: SQLiteDatabase
+        if let taken {
+            reader = taken
+        } else {
+            reader = try SQLiteDatabase(path: path)
+            do throws(LedgerError) {
+                try reader.execute(
+                    "PRAGMA busy_timeout = \(Self.busyTimeoutMilliseconds)", purpose: "setting the busy timeout")
+                try reader.execute("PRAGMA query_only = ON", purpose: "making a reading connection read only")
+            } catch {
+                reader.close()
+                throw error
+            }
+        }
+        defer {
+            let kept = readers.withLock { (pool) -> Bool in
+                guard pool != nil else { return false }
+                pool?.append(IdleReader(database: reader))
+                return true
+            }
+            if !kept { reader.close() }
+        }
+        return try body(reader)
     }
 
     /// Runs the write `body` (`purpose` says what it does, for its errors) in the next group commit and returns

@@ -112,6 +112,26 @@ struct GroupCommitTests {
         #expect(try ledger.count() == 64)
     }
 
+    @Test("reads go on while a group waits for the file's lock, and see what was committed before it")
+    func readsDoNotWaitForAGroup() throws {
+        let ledger = try SQLiteLedger(path: directory.path())
+        _ = try ledger.record(Sample.minimal(id: "committed"))
+        let lock = try WriteLock(path: directory.path())
+        let writers = Writers<LedgerRecordOutcome>()
+        writers.start("pending") { () throws(LedgerError) in try ledger.record(Sample.minimal(id: "pending")) }
+        try waitUntil(ledger, hasWaiting: 1)
+
+        // The group is waiting for the lock (up to the busy timeout of 5 s) while these run.
+        #expect(try ledger.transaction(id: "committed")?.purchase.transactionID == "committed")
+        #expect(try ledger.transaction(id: "pending") == nil)
+        #expect(try ledger.count() == 1)
+        #expect(ledger.waitingWrites == 1)
+
+        try lock.release()
+        #expect(writers.failures() == [:])
+        #expect(try ledger.transaction(id: "pending")?.purchase.transactionID == "pending")
+    }
+
     @Test("a group holds at most the maximum group size of writes")
     func groupSizeBounded() throws {
         let ledger = try SQLiteLedger(path: directory.path(), maximumGroupSize: 8)
