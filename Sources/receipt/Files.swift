@@ -3,8 +3,8 @@ import Foundation
 /// Reading inputs and writing outputs without ever leaving a partial file behind.
 enum Files {
     /// Reads a file, or standard input for `-`, up to `limit` bytes plus one (so that an oversized input is
-    /// recognised without reading all of it). A file costs one open, one fstat, a read of its whole size and the
-    /// read that finds its end.
+    /// recognised without reading all of it). A regular file is read as large as it was when opened: one open,
+    /// one fstat, one read and one close, unless it grows meanwhile.
     static func read(_ path: String, limit: Int = Int.max - 1) throws(CommandFailure) -> [UInt8] {
         guard path != "-" else { return try read(STDIN_FILENO, named: "standard input", limit: limit) }
         let descriptor = open(path, O_RDONLY | O_CLOEXEC)
@@ -20,16 +20,18 @@ enum Files {
         return status.st_mode & S_IFMT == S_IFDIR ? "it is a directory" : "permission denied"
     }
 
-    /// Reads `descriptor` to its end or to `limit` bytes plus one, into a buffer sized from what fstat says.
+    /// Reads `descriptor` to `limit` bytes plus one, and short of that: a regular file to the size fstat gives it
+    /// (or its end, if it shrank), anything else to its end.
     private static func read(_ descriptor: Int32, named name: String, limit: Int) throws(CommandFailure) -> [UInt8] {
         var status = stat()
         guard fstat(descriptor, &status) == 0 else { throw .io("cannot read \(name): \(lastError)") }
         guard status.st_mode & S_IFMT != S_IFDIR else { throw .io("cannot read \(name): it is a directory") }
-        // A regular file's size, plus one byte in which a read finds the end; other inputs start at 64 KiB.
-        let expected = status.st_mode & S_IFMT == S_IFREG && status.st_size > 0 ? Int(status.st_size) : 1 << 16
-        var bytes = [UInt8](repeating: 0, count: min(expected, limit) + 1)
+        let size = status.st_mode & S_IFMT == S_IFREG && status.st_size > 0 ? Int(status.st_size) : nil
+        // One byte more than the size, so that a file that grew since fstat is seen to have grown; 64 KiB to start
+        // an input of unknown size.
+        var bytes = [UInt8](repeating: 0, count: min(size ?? 1 << 16, limit) + 1)
         var filled = 0
-        while filled <= limit {
+        while filled <= limit && filled != size {
             if filled == bytes.count { bytes += repeatElement(0, count: min(bytes.count, limit + 1 - filled)) }
             let count = bytes[filled...].withUnsafeMutableBytes { Glibc.read(descriptor, $0.baseAddress, $0.count) }
             if count == 0 { break }
