@@ -34,7 +34,15 @@ public struct PurchaseVerifier: Sendable {
     public func verify(_ input: [UInt8], options: VerificationOptions = VerificationOptions())
         throws(PurchaseProofError) -> VerifiedPurchaseProof
     {
-        let format = PurchaseProofFormat.detect(input)
+        try verify(input, as: PurchaseProofFormat.detect(input), options: options)
+    }
+
+    /// Verifies `input` as `format`, for a caller that has detected it already (``PurchaseProofFormat/detect(_:)``)
+    /// and needs it again, to label a failure, without detecting twice. Given another format than the input's, it
+    /// fails as that format would: no format's verifier accepts what it cannot verify.
+    public func verify(
+        _ input: [UInt8], as format: PurchaseProofFormat, options: VerificationOptions = VerificationOptions()
+    ) throws(PurchaseProofError) -> VerifiedPurchaseProof {
         if format != .appReceipt {
             if options.applicationVersion != nil { throw .uncheckableOption(format, option: "application version") }
             if options.deviceIdentifier != nil { throw .uncheckableOption(format, option: "device binding") }

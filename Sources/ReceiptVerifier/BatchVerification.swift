@@ -7,7 +7,7 @@ extension ReceiptVerifier {
     ///
     /// Everything the verifier caches is shared by the threads, so receipts signed by the same certificates cost
     /// one certificate decode in all. Memory grows with `inputs.count`: to verify an unbounded stream with flat
-    /// memory, call this on successive chunks (as `receipt verify` does for many files).
+    /// memory, call this on successive chunks.
     public func verify(
         many inputs: [[UInt8]],
         options: VerificationOptions = VerificationOptions(),

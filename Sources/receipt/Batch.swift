@@ -1,13 +1,18 @@
-import Foundation
+import Glibc
 import PurchaseVerifier
 import ReceiptVerifier
 import StrictJSON
 
-/// `receipt verify` over many files: chunks of files verified on all cores, one line per receipt in input order,
-/// with memory that does not grow with the number of files. A batch that verifies nothing fails.
+/// `receipt verify` over many files: worker threads on all cores each read, verify and format one file at a time,
+/// and the calling thread writes their lines in input order (``BatchPipeline``), with memory that does not grow
+/// with the number of files. A batch that verifies nothing fails.
 enum Batch {
-    /// Receipts read and verified together; what is held in memory at once.
-    static let chunkSize = 512
+    /// Lines held at once per worker, in flight or waiting their turn to be written: room for the files after a
+    /// slow one to go on while it is verified.
+    static let windowPerWorker = 64
+
+    /// Output gathered before one write(2).
+    static let outputBuffer = 1 << 16
 
     /// What a batch will verify: the files in order, and what the listing passed over.
     struct Listing {
@@ -56,42 +61,69 @@ enum Batch {
         return listing
     }
 
+    /// Whether `path` is a directory, or a symbolic link to one.
     private static func isDirectory(_ path: String) -> Bool {
-        var isDirectory: ObjCBool = false
-        return FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory) && isDirectory.boolValue
+        var status = stat()
+        return stat(path, &status) == 0 && status.st_mode & S_IFMT == S_IFDIR
     }
 
+    /// Lists `directory` into `listing` from the types that readdir reports, so that listing costs no system call
+    /// per file (lstat only where the file system reports no type). Names that are not UTF-8 are skipped.
     private static func list(directory: String, recursive: Bool, into listing: inout Listing) {
-        let names: [String]
-        do {
-            names = try FileManager.default.contentsOfDirectory(atPath: directory).sorted()
-        } catch {
+        guard let stream = opendir(directory) else {
             listing.entries.append(.unreadableDirectory(directory, message: "cannot list the directory"))
             return
         }
-        let prefix = directory.hasSuffix("/") ? directory : directory + "/"
-        for name in names {
-            let path = prefix + name
-            var status = stat()
-            guard !name.hasPrefix("."), lstat(path, &status) == 0 else {
+        var names: [(name: String, type: UInt8)] = []
+        while let entry = readdir(stream) {
+            let name = withUnsafeBytes(of: entry.pointee.d_name) { bytes in
+                String(validating: bytes.prefix { $0 != 0 }, as: UTF8.self)
+            }
+            guard let name else {
                 listing.skippedOther += 1
                 continue
             }
-            switch status.st_mode & S_IFMT {
-            case S_IFREG: listing.entries.append(.file(path))
-            case S_IFDIR:
+            if name != "." && name != ".." { names.append((name, entry.pointee.d_type)) }
+        }
+        closedir(stream)
+        let prefix = directory.hasSuffix("/") ? directory : directory + "/"
+        for (name, type) in names.sorted(by: { $0.name < $1.name }) {
+            let path = prefix + name
+            switch name.hasPrefix(".") ? .other : kind(path, type: type) {
+            case .file: listing.entries.append(.file(path))
+            case .directory:
                 if recursive {
                     list(directory: path, recursive: true, into: &listing)
                 } else {
                     listing.skippedDirectories += 1
                 }
-            default: listing.skippedOther += 1
+            case .other: listing.skippedOther += 1
             }
         }
     }
 
+    private enum Kind { case file, directory, other }
+
+    /// What `path` itself is (a symbolic link is other) by its readdir `type`, or by lstat where the file system
+    /// reports none. What lstat cannot read is other.
+    private static func kind(_ path: String, type: UInt8) -> Kind {
+        switch Int(type) {
+        case DT_REG: return .file
+        case DT_DIR: return .directory
+        case DT_UNKNOWN:
+            var status = stat()
+            guard lstat(path, &status) == 0 else { return .other }
+            switch status.st_mode & S_IFMT {
+            case S_IFREG: return .file
+            case S_IFDIR: return .directory
+            default: return .other
+            }
+        default: return .other
+        }
+    }
+
     /// Verifies every file of `listing`, printing one line per file and, on standard error, the summary line.
-    /// Throws when nothing was verified, or with the exit status of the worst outcome.
+    /// Throws when nothing was verified, with the exit status of the worst outcome, or when standard output fails.
     static func verify(
         _ listing: Listing, named paths: [String], with verifier: PurchaseVerifier, options: VerificationOptions,
         json: Bool
@@ -101,44 +133,25 @@ enum Batch {
             throw .rejected("no files to verify in \(paths.joined(separator: ", "))\(skipped)")
         }
         var counts = (valid: 0, invalid: 0, unreadable: 0)
-        for start in stride(from: 0, to: listing.entries.count, by: chunkSize) {
-            let chunk = listing.entries[start..<min(start + chunkSize, listing.entries.count)]
-            var inputs: [[UInt8]] = []
-            var readErrors: [Int: String] = [:]
-            for (index, entry) in chunk.enumerated() {
-                switch entry {
-                case .file(let file):
-                    do {
-                        inputs.append(try Files.read(file, limit: verifier.receipts.limits.maximumInputSize))
-                    } catch {
-                        readErrors[index] = error.message
-                        inputs.append([])
-                    }
-                case .unreadableDirectory(let directory, let message):
-                    readErrors[index] = "cannot read \(directory): \(message)"
-                    inputs.append([])
+        var output: [UInt8] = []
+        output.reserveCapacity(outputBuffer + outputBuffer / 2)
+        let workers = ReceiptVerifier.defaultThreadCount
+        try BatchPipeline.run(
+            count: listing.entries.count, workers: workers, window: windowPerWorker * workers,
+            produce: { index in outcome(of: listing.entries[index], with: verifier, options: options, json: json) },
+            consume: { (outcome: Outcome) throws(CommandFailure) in
+                switch outcome.kind {
+                case .valid: counts.valid += 1
+                case .invalid: counts.invalid += 1
+                case .unreadable: counts.unreadable += 1
                 }
-            }
-            let results = verifier.verify(many: inputs, options: options)
-            var output = ""
-            for (index, entry) in chunk.enumerated() {
-                let file =
-                    switch entry {
-                    case .file(let file): file
-                    case .unreadableDirectory(let directory, _): directory
-                    }
-                if let message = readErrors[index] {
-                    counts.unreadable += 1
-                    output += unreadableLine(file, message, json: json)
-                    continue
+                output += outcome.line
+                if output.count >= outputBuffer {
+                    try Files.writeAllToStandardOutput(output)
+                    output.removeAll(keepingCapacity: true)
                 }
-                let result = results[index]
-                if case .failure = result { counts.invalid += 1 } else { counts.valid += 1 }
-                let format = PurchaseProofFormat.detect(inputs[index])
-                output += json ? jsonLine(file, result, format: format) : textLine(file, result, format: format)
-            }
-            Files.writeStandardOutput(Array(output.utf8))
-        }
+            })
+        try Files.writeAllToStandardOutput(output)
         let total = counts.valid + counts.invalid + counts.unreadable
         var summary =
             "\(total) \(total == 1 ? "file" : "files"), \(counts.valid) valid, \(counts.invalid) invalid, "
@@ -149,21 +162,61 @@ enum Batch {
         Files.printError("receipt verify: \(summary)")
     }
 
-    private static func unreadableLine(_ file: String, _ message: String, json: Bool) -> String {
-        guard json else { return "\(file): unreadable: \(message)\n" }
+    /// One file's line of output and how it counts in the summary.
+    struct Outcome: Sendable {
+        enum Kind: Sendable { case valid, invalid, unreadable }
+        let kind: Kind
+        let line: [UInt8]
+    }
+
+    /// Reads, verifies and formats one entry: what a worker does. The format is detected once, both to verify and
+    /// to name it in a failure's line.
+    private static func outcome(
+        of entry: Listing.Entry, with verifier: PurchaseVerifier, options: VerificationOptions, json: Bool
+    ) -> Outcome {
+        let file: String
+        switch entry {
+        case .file(let path): file = path
+        case .unreadableDirectory(let directory, let message):
+            return Outcome(
+                kind: .unreadable, line: unreadableLine(directory, "cannot read \(directory): \(message)", json: json))
+        }
+        let input: [UInt8]
+        do {
+            input = try Files.read(file, limit: verifier.receipts.limits.maximumInputSize)
+        } catch {
+            return Outcome(kind: .unreadable, line: unreadableLine(file, error.message, json: json))
+        }
+        let format = PurchaseProofFormat.detect(input)
+        let result = Result { () throws(PurchaseProofError) in
+            try verifier.verify(input, as: format, options: options)
+        }
+        let kind: Outcome.Kind = if case .failure = result { .invalid } else { .valid }
+        return Outcome(
+            kind: kind,
+            line: json ? jsonLine(file, result, format: format) : Array(textLine(file, result, format: format).utf8))
+    }
+
+    private static func unreadableLine(_ file: String, _ message: String, json: Bool) -> [UInt8] {
+        guard json else { return Array("\(file): unreadable: \(message)\n".utf8) }
         let line = JSONObject([
             "file": .string(file), "valid": .bool(false),
             "error": .object(JSONObject(["code": .string("unreadable_file"), "message": .string(message)])),
         ])
-        return JSONValue.object(line).serialized() + "\n"
+        return jsonLine(line)
     }
 
     private static func jsonLine(
         _ file: String, _ result: Result<VerifiedPurchaseProof, PurchaseProofError>, format: PurchaseProofFormat
-    ) -> String {
+    ) -> [UInt8] {
         var line = JSONObject(["file": .string(file)])
         for member in ProofOutput.json(result, format: format).members { line[member.key] = member.value }
-        return JSONValue.object(line).serialized() + "\n"
+        return jsonLine(line)
+    }
+
+    /// `object` as one line of output.
+    private static func jsonLine(_ object: JSONObject) -> [UInt8] {
+        Array((JSONValue.object(object).serialized() + "\n").utf8)
     }
 
     private static func textLine(

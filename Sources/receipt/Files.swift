@@ -3,35 +3,45 @@ import Foundation
 /// Reading inputs and writing outputs without ever leaving a partial file behind.
 enum Files {
     /// Reads a file, or standard input for `-`, up to `limit` bytes plus one (so that an oversized input is
-    /// recognised without reading all of it).
+    /// recognised without reading all of it). A regular file is read as large as it was when opened: one open,
+    /// one fstat, one read and one close, unless it grows meanwhile.
     static func read(_ path: String, limit: Int = Int.max - 1) throws(CommandFailure) -> [UInt8] {
-        let handle: FileHandle
-        if path == "-" {
-            handle = FileHandle.standardInput
-        } else {
-            var isDirectory: ObjCBool = false
-            guard FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory) else {
-                throw .io("cannot read \(path): no such file")
+        guard path != "-" else { return try read(STDIN_FILENO, named: "standard input", limit: limit) }
+        let descriptor = open(path, O_RDONLY | O_CLOEXEC)
+        guard descriptor >= 0 else { throw .io("cannot read \(path): \(openFailure(path))") }
+        defer { close(descriptor) }
+        return try read(descriptor, named: path, limit: limit)
+    }
+
+    /// Why `path` could not be opened for reading, in the words `read` has always used.
+    private static func openFailure(_ path: String) -> String {
+        var status = stat()
+        guard stat(path, &status) == 0 else { return "no such file" }
+        return status.st_mode & S_IFMT == S_IFDIR ? "it is a directory" : "permission denied"
+    }
+
+    /// Reads `descriptor` to `limit` bytes plus one, and short of that: a regular file to the size fstat gives it
+    /// (or its end, if it shrank), anything else to its end.
+    private static func read(_ descriptor: Int32, named name: String, limit: Int) throws(CommandFailure) -> [UInt8] {
+        var status = stat()
+        guard fstat(descriptor, &status) == 0 else { throw .io("cannot read \(name): \(lastError)") }
+        guard status.st_mode & S_IFMT != S_IFDIR else { throw .io("cannot read \(name): it is a directory") }
+        let size = status.st_mode & S_IFMT == S_IFREG && status.st_size > 0 ? Int(status.st_size) : nil
+        // One byte more than the size, so that a file that grew since fstat is seen to have grown; 64 KiB to start
+        // an input of unknown size.
+        var bytes = [UInt8](repeating: 0, count: min(size ?? 1 << 16, limit) + 1)
+        var filled = 0
+        while filled <= limit && filled != size {
+            if filled == bytes.count { bytes += repeatElement(0, count: min(bytes.count, limit + 1 - filled)) }
+            let count = bytes[filled...].withUnsafeMutableBytes { Glibc.read(descriptor, $0.baseAddress, $0.count) }
+            if count == 0 { break }
+            if count < 0 {
+                guard errno == EINTR else { throw .io("cannot read \(name): \(lastError)") }
+                continue
             }
-            guard !isDirectory.boolValue else { throw .io("cannot read \(path): it is a directory") }
-            guard let opened = FileHandle(forReadingAtPath: path) else {
-                throw .io("cannot read \(path): permission denied")
-            }
-            handle = opened
+            filled += count
         }
-        defer { if path != "-" { try? handle.close() } }
-        var bytes: [UInt8] = []
-        do {
-            while bytes.count <= limit {
-                guard let chunk = try handle.read(upToCount: min(1 << 20, limit + 1 - bytes.count)), !chunk.isEmpty
-                else {
-                    break
-                }
-                bytes.append(contentsOf: chunk)
-            }
-        } catch {
-            throw .io("cannot read \(path == "-" ? "standard input" : path): \(error.localizedDescription)")
-        }
+        bytes.removeSubrange(filled..<bytes.count)
         return bytes
     }
 
@@ -46,21 +56,15 @@ enum Files {
             .appendingPathComponent(".\(url.lastPathComponent).\(getpid()).\(UInt32.random(in: 0...UInt32.max)).tmp")
             .path
         let descriptor = open(temporary, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, mode)
-        guard descriptor >= 0 else { throw .io("cannot write \(path): \(String(cString: strerror(errno)))") }
-        var failure: String?
-        var offset = 0
-        while offset < bytes.count && failure == nil {
-            let written = bytes[offset...].withUnsafeBytes { Glibc.write(descriptor, $0.baseAddress, $0.count) }
-            if written < 0 && errno != EINTR { failure = String(cString: strerror(errno)) }
-            if written > 0 { offset += written }
-        }
-        if failure == nil && fsync(descriptor) != 0 { failure = String(cString: strerror(errno)) }
-        if close(descriptor) != 0 && failure == nil { failure = String(cString: strerror(errno)) }
+        guard descriptor >= 0 else { throw .io("cannot write \(path): \(lastError)") }
+        var failure = write(bytes, to: descriptor)
+        if failure == nil && fsync(descriptor) != 0 { failure = lastError }
+        if close(descriptor) != 0 && failure == nil { failure = lastError }
         if failure == nil {
             if replace {
-                if rename(temporary, path) != 0 { failure = String(cString: strerror(errno)) }
+                if rename(temporary, path) != 0 { failure = lastError }
             } else if link(temporary, path) != 0 {
-                failure = errno == EEXIST ? "the file already exists (not replaced)" : String(cString: strerror(errno))
+                failure = errno == EEXIST ? "the file already exists (not replaced)" : lastError
             }
         }
         unlink(temporary)
@@ -71,6 +75,26 @@ enum Files {
     static func writeStandardOutput(_ bytes: [UInt8]) {
         FileHandle.standardOutput.write(Data(bytes))
     }
+
+    /// Writes all of `bytes` to standard output in as few write(2) calls as the kernel takes them in; a failure (a
+    /// full disk) is an error, where ``writeStandardOutput(_:)`` stops the process.
+    static func writeAllToStandardOutput(_ bytes: [UInt8]) throws(CommandFailure) {
+        if let failure = write(bytes, to: STDOUT_FILENO) { throw .io("cannot write standard output: \(failure)") }
+    }
+
+    /// Writes all of `bytes` to `descriptor`; nil once written, else why not (strerror's words).
+    private static func write(_ bytes: [UInt8], to descriptor: Int32) -> String? {
+        var offset = 0
+        while offset < bytes.count {
+            let written = bytes[offset...].withUnsafeBytes { Glibc.write(descriptor, $0.baseAddress, $0.count) }
+            if written < 0 && errno != EINTR { return lastError }
+            if written > 0 { offset += written }
+        }
+        return nil
+    }
+
+    /// What `errno` says, in strerror's words.
+    private static var lastError: String { String(cString: strerror(errno)) }
 
     static func printError(_ text: String) {
         FileHandle.standardError.write(Data((text + "\n").utf8))

@@ -83,6 +83,18 @@ struct FormatDetectionTests {
         #expect(verified.purchaseInfo.bundleID == "com.es.Purchaser")
     }
 
+    @Test("a proof verified as another format than its own fails as that format")
+    func verifiedAsAnotherFormat() throws {
+        let input = try Repository.bytes(Repository.appReceipts + "tpinappreceipt/receipt-production.b64")
+        let verifier = try PurchaseVerifier(
+            trustAnchors: [Repository.certificate("certs/apple/AppleIncRootCertificate.cer")])
+        let error = #expect(throws: PurchaseProofError.self) { try verifier.verify(input, as: .signedData) }
+        guard case .signedData? = error else {
+            Issue.record("failed as \(String(describing: error)), not as signed data")
+            return
+        }
+    }
+
     @Test("line breaks and leading spaces in base64 do not change what it decodes to")
     func whitespaceInBase64() throws {
         let text = try Repository.bytes(Repository.legacy + "revenuecat/base64encoded_unsupportedReceipt2.txt")

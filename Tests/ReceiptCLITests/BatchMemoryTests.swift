@@ -1,8 +1,8 @@
 import Foundation
 import Testing
 
-/// Batch verification reads and verifies files a chunk at a time, so its memory does not grow with the number of
-/// receipts (measured as the child's peak resident size).
+/// Batch verification holds a bounded window of files in flight and lines not yet written, so its memory does not
+/// grow with the number of receipts (measured as the child's peak resident size).
 @Suite("Batch verification memory")
 struct BatchMemoryTests {
     /// Peak memory and output lines of verifying a directory holding `count` copies of one receipt.

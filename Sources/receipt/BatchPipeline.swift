@@ -1,0 +1,127 @@
+import Foundation
+
+/// Work on numbered items spread over worker threads, its results handed to the calling thread in item order,
+/// with a bounded window: a worker takes an item only while fewer than `window` items are taken and not yet
+/// consumed, so at most `window` results are held (in the making, waiting, or being consumed) however many items
+/// there are.
+///
+/// The calling thread sleeps until the first result it lacks is there and either half the window is ready, a worker
+/// waits for room, or every item is taken: it is woken about twice per window, not once per item.
+final class BatchPipeline<Output: Sendable>: @unchecked Sendable {
+    private let count: Int
+    private let window: Int
+    private let produce: @Sendable (Int) -> Output
+    /// Guards every property below, and is what both sides wait on.
+    private let condition = NSCondition()
+    /// The results made and not yet handed over, item `index` at `index % window`.
+    private var slots: [Output?]
+    /// How many slots hold a result.
+    private var ready = 0
+    /// The first item no worker has taken.
+    private var nextToTake = 0
+    /// The first item not handed over to the calling thread.
+    private var nextToHand = 0
+    /// The first item not consumed yet: workers take items below `consumed + window` only.
+    private var consumed = 0
+    private var workersRunning = 0
+    private var workersWaiting = 0
+    private var consumerWaiting = false
+    private var stopped = false
+
+    private init(count: Int, window: Int, produce: @escaping @Sendable (Int) -> Output) {
+        self.count = count
+        self.window = window
+        self.produce = produce
+        slots = [Output?](repeating: nil, count: window)
+    }
+
+    /// Calls `produce` on every index of `0..<count`, on `workers` threads of their own, and `consume` on the
+    /// calling thread with each result in index order; at most `window` results are held at once. Returns once
+    /// every result is consumed and every worker has finished. When `consume` throws, no item is taken any more,
+    /// the workers finish the ones they hold, and the error is thrown.
+    static func run<Failure: Error>(
+        count: Int, workers: Int, window: Int, produce: @escaping @Sendable (Int) -> Output,
+        consume: (Output) throws(Failure) -> Void
+    ) throws(Failure) {
+        let pipeline = BatchPipeline(count: count, window: max(1, window), produce: produce)
+        let threads = max(1, min(workers, count))
+        pipeline.workersRunning = threads
+        for _ in 0..<threads { Thread { pipeline.work() }.start() }
+        try pipeline.handOver(to: consume)
+    }
+
+    /// A worker: takes the next item while the window has room, produces its result, puts it in its slot.
+    private func work() {
+        condition.lock()
+        while true {
+            while !stopped && nextToTake < count && nextToTake - consumed >= window {
+                workersWaiting += 1
+                wakeConsumerIfDue()
+                condition.wait()
+                workersWaiting -= 1
+            }
+            guard !stopped && nextToTake < count else { break }
+            let index = nextToTake
+            nextToTake += 1
+            condition.unlock()
+            let output = produce(index)
+            condition.lock()
+            slots[index % window] = output
+            ready += 1
+            wakeConsumerIfDue()
+        }
+        workersRunning -= 1
+        if consumerWaiting { condition.broadcast() }
+        condition.unlock()
+    }
+
+    /// Whether the calling thread has enough to take: the next result in order, and more behind it or nothing
+    /// more to wait for. Called with the lock held.
+    private var consumerDue: Bool {
+        slots[nextToHand % window] != nil && (2 * ready >= window || workersWaiting > 0 || nextToTake == count)
+    }
+
+    private func wakeConsumerIfDue() {
+        if consumerWaiting && consumerDue { condition.broadcast() }
+    }
+
+    /// The calling thread: takes the results that are ready, in order, and consumes them outside the lock.
+    private func handOver<Failure: Error>(to consume: (Output) throws(Failure) -> Void) throws(Failure) {
+        var taken: [Output] = []
+        taken.reserveCapacity(window)
+        condition.lock()
+        defer {
+            while workersRunning > 0 {
+                consumerWaiting = true
+                condition.wait()
+                consumerWaiting = false
+            }
+            condition.unlock()
+        }
+        while consumed < count {
+            while !consumerDue {
+                consumerWaiting = true
+                condition.wait()
+                consumerWaiting = false
+            }
+            while nextToHand < count, let output = slots[nextToHand % window].take() {
+                taken.append(output)
+                nextToHand += 1
+                ready -= 1
+            }
+            condition.unlock()
+            do {
+                for output in taken { try consume(output) }
+            } catch {
+                condition.lock()
+                stopped = true
+                condition.broadcast()
+                throw error
+            }
+            taken.removeAll(keepingCapacity: true)
+            condition.lock()
+            consumed = nextToHand
+            if workersWaiting > 0 { condition.broadcast() }
+        }
+    }
+}
