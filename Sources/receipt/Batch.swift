@@ -123,11 +123,15 @@ enum Batch {
     }
 
     /// Verifies every file of `listing`, printing one line per file and, on standard error, the summary line.
-    /// Throws when nothing was verified, with the exit status of the worst outcome, or when standard output fails.
+    /// Throws when nothing was verified, with the exit status of the worst outcome, or when standard output fails;
+    /// standard input (`-`) named more than once is a usage error, since files are read side by side.
     static func verify(
         _ listing: Listing, named paths: [String], with verifier: PurchaseVerifier, options: VerificationOptions,
         json: Bool
     ) throws(CommandFailure) {
+        guard paths.filter({ $0 == "-" }).count <= 1 else {
+            throw .usage("standard input (-) can be named only once")
+        }
         guard !listing.entries.isEmpty else {
             let skipped = listing.skipped > 0 ? " (skipped \(listing.skippedDetail))" : ""
             throw .rejected("no files to verify in \(paths.joined(separator: ", "))\(skipped)")
@@ -216,7 +220,10 @@ enum Batch {
 
     /// `object` as one line of output.
     private static func jsonLine(_ object: JSONObject) -> [UInt8] {
-        Array((JSONValue.object(object).serialized() + "\n").utf8)
+        var line: [UInt8] = []
+        JSONValue.object(object).write(to: &line)
+        line.append(UInt8(ascii: "\n"))
+        return line
     }
 
     private static func textLine(

@@ -25,6 +25,18 @@ struct BatchOutputTests {
         #expect(result.standardError.contains("1500 files, 1286 valid, 214 invalid, 0 unreadable, 0 skipped"))
     }
 
+    @Test("standard input named twice in a batch is a usage error (exit 2), since files are read side by side")
+    func standardInputTwice() throws {
+        let runner = try CLIRunner()
+        try runner.write("a.der", "not a receipt")
+        let anchor = CLIRunner.packageRoot.appendingPathComponent("certs/apple/AppleIncRootCertificate.cer").path
+        let result = try runner.run(
+            ["verify", "-", "a.der", "-", "--trust", anchor], input: Array("not a receipt".utf8))
+        #expect(result.status == 2)
+        #expect(result.standardError.contains("standard input (-) can be named only once"))
+        #expect(result.standardOutput.isEmpty)
+    }
+
     @Test("a standard output that cannot be written is a file error (exit 3) that says so")
     func fullOutput() throws {
         let runner = try CLIRunner()
