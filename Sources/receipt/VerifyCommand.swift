@@ -81,7 +81,8 @@ enum VerifyCommand {
         let path = parsed.positionals.first ?? "-"
         let input = try Files.read(path, limit: verifier.receipts.limits.maximumInputSize)
         let format = PurchaseProofFormat.detect(input)
-        let result = Result { () throws(PurchaseProofError) in try verifier.verify(input, options: options) }
+        let result = Result { () throws(PurchaseProofError) in try verifier.verify(input, as: format, options: options)
+        }
         if json {
             var line = JSONValue.object(ProofOutput.json(result, format: format)).serializedBytes()
             line.append(UInt8(ascii: "\n"))
