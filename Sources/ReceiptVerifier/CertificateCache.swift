@@ -1,6 +1,5 @@
 import Glibc
 import ReceiptCrypto
-import Synchronization
 
 /// Decoded certificates keyed by their exact DER bytes, so a certificate that arrives in many receipts is decoded
 /// once (OpenSSL 3 spends about 200 µs decoding each certificate's key). Bounded and safe to share between threads
@@ -9,27 +8,23 @@ public final class CertificateCache: Sendable {
     /// Enough for every signing and intermediate certificate a backend sees, with room to spare.
     public static let defaultCapacity = 256
 
-    private let entries: Mutex<[DERKey: Certificate]> = Mutex([:])
-    private let capacity: Int
+    // When full, it starts again: simple, bounded, and the working set refills in a few receipts.
+    private let entries: ReadMostlyCache<DERKey, Certificate>
 
     public init(capacity: Int = CertificateCache.defaultCapacity) {
-        self.capacity = max(1, capacity)
+        entries = ReadMostlyCache(capacity: capacity)
     }
 
     /// The certificate whose DER encoding is exactly `der`, decoded now or earlier.
     public func certificate(_ der: ArraySlice<UInt8>) throws(CryptoError) -> Certificate {
-        if let cached = entries.withLock({ $0[DERKey(der)] }) { return cached }
+        if let cached = entries.value(for: DERKey(der)) { return cached }
         let certificate = try Certificate(derEncoded: der)
-        entries.withLock { entries in
-            // When full, start again: simple, bounded, and the working set refills in a few receipts.
-            if entries.count >= capacity { entries.removeAll(keepingCapacity: true) }
-            entries[DERKey(certificate.derEncoded[...])] = certificate
-        }
+        entries.store(certificate, for: DERKey(certificate.derEncoded[...]))
         return certificate
     }
 
     /// How many certificates are held.
-    public var count: Int { entries.withLock { $0.count } }
+    public var count: Int { entries.count }
 }
 
 /// Exact bytes as a dictionary key: hashed on their length and last 32 bytes (a certificate ends with its

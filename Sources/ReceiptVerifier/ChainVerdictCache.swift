@@ -1,5 +1,4 @@
 import ReceiptCrypto
-import Synchronization
 
 /// What full validation without validity periods said of one chain, with the window in which every certificate
 /// of the validated chain is valid (a failure holds at every time).
@@ -25,16 +24,13 @@ struct ChainVerdict: Sendable {
 final class ChainVerdictCache: Sendable {
     static let capacity = 256
 
-    private let entries: Mutex<[[DERKey]: ChainVerdict]> = Mutex([:])
+    private let entries = ReadMostlyCache<[DERKey], ChainVerdict>(capacity: ChainVerdictCache.capacity)
 
     func verdict(for key: [DERKey]) -> ChainVerdict? {
-        entries.withLock { $0[key] }
+        entries.value(for: key)
     }
 
     func store(_ verdict: ChainVerdict, for key: [DERKey]) {
-        entries.withLock { entries in
-            if entries.count >= Self.capacity { entries.removeAll(keepingCapacity: true) }
-            entries[key] = verdict
-        }
+        entries.store(verdict, for: key)
     }
 }
