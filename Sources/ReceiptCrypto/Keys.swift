@@ -1,4 +1,5 @@
 internal import CReceiptOpenSSL
+import Glibc
 import Synchronization
 
 /// The kind and size of a key, as far as receipts care.
@@ -224,17 +225,24 @@ private let refusePassphrase:
 
 /// `EVP_PKEY_CTX`s of one key, initialised once per digest (for verifying or signing) and reused: a verifier
 /// checks many signatures with the same key, and OpenSSL 3 spends a measurable share of each operation setting a
-/// context up (about 27k instructions for RSA-2048). Each context is lent to one thread at a time.
+/// context up (about 27k instructions for RSA-2048). Each context is lent to one thread at a time. Idle contexts
+/// are kept in 16 parts, each behind its own lock, and a thread borrows from and returns to the part its identity
+/// picks, so that threads verifying with the same key at once seldom wait for each other.
 private final class KeyContextPool: Sendable {
     /// An initialised context, owned by the pool or by the one thread that borrowed it.
     private struct Context: @unchecked Sendable {
         let pointer: OpaquePointer
     }
 
-    private static let capacity = 16
+    private final class Part: Sendable {
+        let idle = Mutex<[DigestAlgorithm: [Context]]>([:])
+    }
+
+    /// Idle contexts kept per part and digest; a thread holds one at a time, and few threads share a part.
+    private static let capacity = 4
     private let key: KeyPointer
     private let initialise: @Sendable (OpaquePointer?) -> Int32
-    private let idle = Mutex<[DigestAlgorithm: [Context]]>([:])
+    private let parts = (0..<16).map { _ in Part() }
 
     init(key: OpaquePointer, initialise: @escaping @Sendable (OpaquePointer?) -> Int32) {
         self.key = KeyPointer(pointer: key)
@@ -242,23 +250,32 @@ private final class KeyContextPool: Sendable {
     }
 
     deinit {
-        idle.withLock { pools in
-            for context in pools.values.joined() { EVP_PKEY_CTX_free(context.pointer) }
+        for part in parts {
+            part.idle.withLock { pools in
+                for context in pools.values.joined() { EVP_PKEY_CTX_free(context.pointer) }
+            }
         }
     }
 
     /// Runs `body` with a context for `digest`; nil when OpenSSL cannot make one.
     func use<Result>(_ digest: DigestAlgorithm, _ body: (OpaquePointer) -> Result) -> Result? {
-        guard let context = idle.withLock({ $0[digest]?.popLast() }) ?? make(digest) else { return nil }
+        let part = currentPart()
+        guard let context = part.idle.withLock({ $0[digest]?.popLast() }) ?? make(digest) else { return nil }
         let result = body(context.pointer)
         clearOpenSSLErrors()
-        let kept = idle.withLock { pools in
+        let kept = part.idle.withLock { pools in
             guard pools[digest, default: []].count < Self.capacity else { return false }
             pools[digest, default: []].append(context)
             return true
         }
         if !kept { EVP_PKEY_CTX_free(context.pointer) }
         return result
+    }
+
+    private func currentPart() -> Part {
+        var hasher = Hasher()
+        hasher.combine(pthread_self())
+        return parts[Int(UInt(bitPattern: hasher.finalize()) % UInt(parts.count))]
     }
 
     private func make(_ digest: DigestAlgorithm) -> Context? {
