@@ -258,7 +258,8 @@ private struct AttributeSet {
     }
 
     func attribute(at position: Int) throws(ReceiptPayloadError) -> Attribute {
-        try reading { span, base throws(DERError) in
+        if let attribute = Self.commonAttribute(in: payload.span, at: position, limit: end) { return attribute }
+        return try reading { span, base throws(DERError) in
             let (sequence, type) = try Self.sequenceAndType(in: span, at: position, limit: end, base: base)
             let version = try DERSpanReader.integer(in: span, at: type.end, limit: sequence.end, base: base)
             let value = try DERSpanReader.element(in: span, at: version.end, limit: sequence.end, base: base)
@@ -277,10 +278,33 @@ private struct AttributeSet {
     /// Only the type of the attribute at `position`, and where the attribute ends: enough to count purchases
     /// before decoding any (the rest is checked when the attribute is decoded).
     func type(at position: Int) throws(ReceiptPayloadError) -> (type: Int64, end: Int) {
-        try reading { span, base throws(DERError) in
+        let span = payload.span
+        if let sequence = DERSpanReader.content(.sequence, in: span, at: position, limit: end),
+            let type = DERSpanReader.content(.integer, in: span, at: sequence.lowerBound, limit: sequence.upperBound),
+            let value = DERSpanReader.int64(ifMinimal: type, in: span)
+        {
+            return (value, sequence.upperBound)
+        }
+        return try reading { span, base throws(DERError) in
             let (sequence, type) = try Self.sequenceAndType(in: span, at: position, limit: end, base: base)
             return (type.value, sequence.end)
         }
+    }
+
+    /// The attribute at `position` read in one step when it is in the shape signers write (one-octet tags, lengths
+    /// of at most two octets, INTEGERs of at most 64 bits); nil for anything else, which ``attribute(at:)`` then
+    /// reads in full. Whatever it returns, the full reading returns too.
+    private static func commonAttribute(in span: Span<UInt8>, at position: Int, limit: Int) -> Attribute? {
+        guard let sequence = DERSpanReader.content(.sequence, in: span, at: position, limit: limit) else { return nil }
+        let end = sequence.upperBound
+        guard let type = DERSpanReader.content(.integer, in: span, at: sequence.lowerBound, limit: end),
+            let typeValue = DERSpanReader.int64(ifMinimal: type, in: span),
+            let version = DERSpanReader.content(.integer, in: span, at: type.upperBound, limit: end),
+            let versionValue = DERSpanReader.int64(ifMinimal: version, in: span),
+            let value = DERSpanReader.content(.octetString, in: span, at: version.upperBound, limit: end),
+            value.upperBound == end
+        else { return nil }
+        return Attribute(type: typeValue, version: versionValue, value: value, end: end)
     }
 
     /// The attribute SEQUENCE at `position` and its first element, the type.
@@ -316,6 +340,18 @@ private struct Value {
 
     func octets(in payload: ArraySlice<UInt8>) -> [UInt8] { Array(payload[slice: range]) }
 
+    /// Where the content lies of the single strict DER element that must fill the value octets, with the tag the
+    /// field requires: read in one step in the usual case, otherwise by ``element(_:in:)``, which says what is wrong.
+    func content(_ tag: ASN1Tag, in payload: ArraySlice<UInt8>) throws(ReceiptPayloadError) -> Range<Int> {
+        if let content = DERSpanReader.content(tag, in: payload.span, at: range.lowerBound, limit: range.upperBound),
+            content.upperBound == range.upperBound
+        {
+            return content
+        }
+        let element = try element(tag, in: payload)
+        return element.contentStart..<element.end
+    }
+
     /// The single strict DER element that must fill the value octets, with the tag the field requires.
     func element(_ tag: ASN1Tag, in payload: ArraySlice<UInt8>) throws(ReceiptPayloadError) -> DERSpanReader.Element {
         let element: DERSpanReader.Element
@@ -339,10 +375,10 @@ private struct Value {
     }
 
     func utf8String(in payload: ArraySlice<UInt8>) throws(ReceiptPayloadError) -> String {
-        let element = try element(.utf8String, in: payload)
-        let bytes = payload[slice: element.contentStart..<element.end]
+        let content = try content(.utf8String, in: payload)
+        let bytes = payload[slice: content]
         // ASCII is valid UTF-8, and decoding it is about twice as fast as validating.
-        if bytes.allSatisfy({ $0 < 0x80 }) { return String(decoding: bytes, as: UTF8.self) }
+        if payload.span.isASCII(content) { return String(decoding: bytes, as: UTF8.self) }
         guard let text = String(validating: bytes, as: UTF8.self) else {
             throw ReceiptPayloadError(.invalidValue("UTF8String is not valid UTF-8"), at: location.description)
         }
@@ -350,11 +386,8 @@ private struct Value {
     }
 
     func integer(in payload: ArraySlice<UInt8>, minimum: Int64 = .min) throws(ReceiptPayloadError) -> Int64 {
-        let element = try element(.integer, in: payload)
-        let value: Int64
-        do {
-            value = try DERSpanReader.int64(in: payload.span, element, base: payload.startIndex)
-        } catch {
+        let content = try content(.integer, in: payload)
+        guard let value = DERSpanReader.int64(ifMinimal: content, in: payload.span) else {
             throw ReceiptPayloadError(
                 .invalidValue("INTEGER is not minimally encoded or exceeds 64 bits"), at: location.description)
         }
@@ -392,9 +425,11 @@ private struct Value {
 
     /// An IA5String RFC 3339 date; nil for an empty string, which means the date is absent.
     func date(in payload: ArraySlice<UInt8>) throws(ReceiptPayloadError) -> ReceiptDate? {
-        let element = try element(.ia5String, in: payload)
-        let text = payload[slice: element.contentStart..<element.end]
-        guard text.allSatisfy({ $0 < 0x80 }) else {
+        let content = try content(.ia5String, in: payload)
+        // A date in the form signers write is ASCII and valid: the checks below are for every other form.
+        if let date = ReceiptDate(canonicalUTC: payload.span, content) { return date }
+        let text = payload[slice: content]
+        guard payload.span.isASCII(content) else {
             throw ReceiptPayloadError(.invalidValue("IA5String contains non-ASCII bytes"), at: location.description)
         }
         if text.isEmpty { return nil }
@@ -404,6 +439,23 @@ private struct Value {
                 .invalidValue("\"\(shown)\" is not a valid RFC 3339 date"), at: location.description)
         }
         return date
+    }
+}
+
+extension Span<UInt8> {
+    /// Whether every byte in `range` is below 0x80, tested eight at a time.
+    fileprivate func isASCII(_ range: Range<Int>) -> Bool {
+        var seen: UInt64 = 0
+        var index = range.lowerBound
+        while range.upperBound - index >= 8 {
+            seen |= bytes.unsafeLoadUnaligned(fromByteOffset: index, as: UInt64.self)
+            index += 8
+        }
+        while index < range.upperBound {
+            seen |= UInt64(self[index])
+            index += 1
+        }
+        return seen & 0x8080_8080_8080_8080 == 0
     }
 }
 
