@@ -69,15 +69,18 @@ public struct ReceiptEnvelope: Sendable {
         self.content = content
         digestAlgorithm = try Self.digestAlgorithm(signerInfo.digestAlgorithm)
         // Every digest SignedData announces must be one we support, the signer's among them, as OpenSSL requires.
-        var announced: [DigestAlgorithm] = []
-        for identifier in signedData.digestAlgorithms { announced.append(try Self.digestAlgorithm(identifier)) }
-        guard announced.contains(digestAlgorithm) else {
+        var announcesSignerDigest = false
+        for identifier in signedData.digestAlgorithms where try Self.digestAlgorithm(identifier) == digestAlgorithm {
+            announcesSignerDigest = true
+        }
+        guard announcesSignerDigest else {
             throw ReceiptVerificationError(
                 .unsupportedAlgorithm,
                 "SignedData.digestAlgorithms does not list the signer's \(digestAlgorithm.rawValue)")
         }
 
         var certificates: [Certificate] = []
+        certificates.reserveCapacity(signedData.certificates.count)
         for (index, encoded) in signedData.certificates.enumerated() {
             do {
                 certificates.append(try certificateCache?.certificate(encoded) ?? Certificate(derEncoded: encoded))
@@ -228,7 +231,7 @@ public struct ReceiptEnvelope: Sendable {
     private static func digestAlgorithm(_ identifier: CMSAlgorithmIdentifier) throws(ReceiptVerificationError)
         -> DigestAlgorithm
     {
-        guard identifier.parameters == nil || identifier.parameters.map(Array.init) == [0x05, 0x00] else {
+        guard identifier.parameters == nil || Self.isNull(identifier.parameters) else {
             throw ReceiptVerificationError(.unsupportedAlgorithm, "digestAlgorithm parameters must be absent or NULL")
         }
         switch identifier.algorithm {
@@ -260,8 +263,7 @@ public struct ReceiptEnvelope: Sendable {
                 "signatureAlgorithm \(identifier.algorithm) is not supported (RSA PKCS#1 v1.5 or ECDSA with SHA-1/SHA-256)"
             )
         }
-        let parameters = identifier.parameters.map(Array.init)
-        guard parameters == nil || (rsa && parameters == [0x05, 0x00]) else {
+        guard identifier.parameters == nil || (rsa && isNull(identifier.parameters)) else {
             throw ReceiptVerificationError(
                 .unsupportedAlgorithm, "signatureAlgorithm \(identifier.algorithm) has unexpected parameters")
         }
@@ -279,15 +281,21 @@ public struct ReceiptEnvelope: Sendable {
         }
     }
 
+    /// Whether `parameters` is the encoding of NULL (05 00).
+    private static func isNull(_ parameters: ArraySlice<UInt8>?) -> Bool {
+        guard let parameters, parameters.count == 2 else { return false }
+        return parameters.first == 0x05 && parameters.last == 0x00
+    }
+
     private static func identifies(_ identifier: CMSSignerIdentifier, _ certificate: Certificate) -> Bool {
         switch identifier {
         case .issuerAndSerialNumber(let issuer, let serialNumber):
-            guard let fields = try? certificate.issuerAndSerialNumber(), fields.serialNumber.elementsEqual(serialNumber)
+            guard let fields = try? certificate.issuerAndSerialNumber(), bytesEqual(fields.serialNumber, serialNumber)
             else { return false }
             // Names usually match byte for byte; RFC 5280 also lets them differ in case and spacing.
-            return fields.issuer.elementsEqual(issuer) || certificate.issuerMatches(encodedName: issuer)
+            return bytesEqual(fields.issuer, issuer) || certificate.issuerMatches(encodedName: issuer)
         case .subjectKeyIdentifier(let keyIdentifier):
-            return certificate.subjectKeyIdentifier.map { $0.elementsEqual(keyIdentifier) } ?? false
+            return certificate.subjectKeyIdentifier.map { bytesEqual($0[...], keyIdentifier) } ?? false
         }
     }
 }
