@@ -153,14 +153,12 @@ public struct ReceiptDate: Hashable, Comparable, Sendable, CustomStringConvertib
     /// else (which the general parser then reads).
     init?(canonicalUTC bytes: Span<UInt8>, _ range: Range<Int>) {
         guard range.count == 20 else { return nil }
-        let start = range.lowerBound
-        guard bytes[start + 4] == UInt8(ascii: "-"), bytes[start + 7] == UInt8(ascii: "-"),
-            bytes[start + 10] == UInt8(ascii: "T"), bytes[start + 13] == UInt8(ascii: ":"),
-            bytes[start + 16] == UInt8(ascii: ":"), bytes[start + 19] == UInt8(ascii: "Z"),
-            let century = Self.twoDigits(bytes, start), let yearOfCentury = Self.twoDigits(bytes, start + 2),
-            let month = Self.twoDigits(bytes, start + 5), let day = Self.twoDigits(bytes, start + 8),
-            let hour = Self.twoDigits(bytes, start + 11), let minute = Self.twoDigits(bytes, start + 14),
-            let second = Self.twoDigits(bytes, start + 17),
+        let text = bytes.extracting(range)
+        guard text[4] == UInt8(ascii: "-"), text[7] == UInt8(ascii: "-"), text[10] == UInt8(ascii: "T"),
+            text[13] == UInt8(ascii: ":"), text[16] == UInt8(ascii: ":"), text[19] == UInt8(ascii: "Z"),
+            let century = Self.twoDigits(text, 0), let yearOfCentury = Self.twoDigits(text, 2),
+            let month = Self.twoDigits(text, 5), let day = Self.twoDigits(text, 8), let hour = Self.twoDigits(text, 11),
+            let minute = Self.twoDigits(text, 14), let second = Self.twoDigits(text, 17),
             let civil = CivilTime(
                 year: century * 100 + yearOfCentury, month: month, day: day, hour: hour, minute: minute, second: second)
         else { return nil }
@@ -168,8 +166,9 @@ public struct ReceiptDate: Hashable, Comparable, Sendable, CustomStringConvertib
     }
 
     /// The number written by the two ASCII digits at `index`; nil unless both are digits.
-    private static func twoDigits(_ bytes: Span<UInt8>, _ index: Int) -> Int64? {
-        let (tens, ones) = (bytes[index] &- UInt8(ascii: "0"), bytes[index + 1] &- UInt8(ascii: "0"))
+    @inline(__always)
+    private static func twoDigits(_ text: Span<UInt8>, _ index: Int) -> Int64? {
+        let (tens, ones) = (text[index] &- UInt8(ascii: "0"), text[index + 1] &- UInt8(ascii: "0"))
         guard tens < 10, ones < 10 else { return nil }
         return Int64(tens) * 10 + Int64(ones)
     }

@@ -26,6 +26,7 @@ extension Receipt {
         var decoder = FieldDecoder<ReceiptField>()
         var purchases: [InAppPurchase] = []
         purchases.reserveCapacity(purchaseCount)
+        var shared = SharedPurchaseValues()
         var unknown: [ReceiptAttribute] = []
         var receiptType: String?, bundleID: String?, applicationVersion: String?, originalApplicationVersion: String?
         var appItemID: Int64?, versionExternalIdentifier: Int64?, downloadID: Int64?
@@ -40,7 +41,9 @@ extension Receipt {
                 continue
             }
             if field == .inAppPurchase {
-                purchases.append(try InAppPurchase(payload: payload, range: attribute.value, index: purchases.count))
+                let purchase = try InAppPurchase(
+                    payload: payload, range: attribute.value, index: purchases.count, shared: &shared)
+                purchases.append(purchase)
                 continue
             }
             let location = PayloadLocation.field(field)
@@ -87,8 +90,11 @@ extension Receipt {
 }
 
 extension InAppPurchase {
-    /// Decodes the purchase whose `SET OF ReceiptAttribute` fills `range` of `payload`.
-    init(payload: ArraySlice<UInt8>, range: Range<Int>, index: Int) throws(ReceiptPayloadError) {
+    /// Decodes the purchase whose `SET OF ReceiptAttribute` fills `range` of `payload`, taking from `shared` the
+    /// values it repeats from the previous purchase.
+    fileprivate init(payload: ArraySlice<UInt8>, range: Range<Int>, index: Int, shared: inout SharedPurchaseValues)
+        throws(ReceiptPayloadError)
+    {
         let attributes = try AttributeSet(payload, range: range, at: .purchase(index))
         var decoder = FieldDecoder<InAppPurchaseField>()
         var unknown: [ReceiptAttribute] = []
@@ -119,11 +125,13 @@ extension InAppPurchase {
             try decoder.markSeen(field, slot: field.slot, at: location)
             switch field {
             case .quantity: quantity = try value.integer(in: payload, minimum: 0)
-            case .productID: productID = try value.utf8String(in: payload)
+            case .productID: productID = try value.utf8String(in: payload, reusing: &shared.productID)
             case .transactionID: transactionID = try value.utf8String(in: payload)
             case .purchaseDate: purchaseDate = try value.date(in: payload)
-            case .originalTransactionID: originalTransactionID = try value.utf8String(in: payload)
-            case .originalPurchaseDate: originalPurchaseDate = try value.date(in: payload)
+            case .originalTransactionID:
+                originalTransactionID = try value.utf8String(in: payload, reusing: &shared.originalTransactionID)
+            case .originalPurchaseDate:
+                originalPurchaseDate = try value.date(in: payload, reusing: &shared.originalPurchaseDate)
             case .productType: break
             case .expiresDate: expiresDate = try value.date(in: payload)
             case .webOrderLineItemID: webOrderLineItemID = try value.integer(in: payload)
@@ -155,6 +163,21 @@ extension ReceiptAttribute {
     var holdsInteger: Bool {
         Value(range: 0..<value.count, location: .payload).integerIfWellFormed(in: value[...]) != nil
     }
+}
+
+/// The values the purchases of a receipt mostly share, decoded once: every renewal of a subscription has the
+/// product id, original transaction id and original purchase date of the first. Each is kept with the value octets
+/// it was decoded from; a purchase whose octets are the same takes the value already decoded.
+private struct SharedPurchaseValues {
+    /// A decoded value and the value octets (a range of the payload) it was decoded from.
+    struct Decoded<Value> {
+        let octets: Range<Int>
+        let value: Value
+    }
+
+    var productID: Decoded<String>?
+    var originalTransactionID: Decoded<String>?
+    var originalPurchaseDate: Decoded<ReceiptDate?>?
 }
 
 /// Where in the payload something is, turned into text only when an error is reported.
@@ -385,6 +408,17 @@ private struct Value {
         return text
     }
 
+    /// ``utf8String(in:)``, or `previous`'s string when these value octets are the ones it was decoded from;
+    /// `previous` then holds what was decoded here.
+    func utf8String(in payload: ArraySlice<UInt8>, reusing previous: inout SharedPurchaseValues.Decoded<String>?)
+        throws(ReceiptPayloadError) -> String
+    {
+        if let previous, payload.span.octets(previous.octets, equal: range) { return previous.value }
+        let text = try utf8String(in: payload)
+        previous = SharedPurchaseValues.Decoded(octets: range, value: text)
+        return text
+    }
+
     func integer(in payload: ArraySlice<UInt8>, minimum: Int64 = .min) throws(ReceiptPayloadError) -> Int64 {
         let content = try content(.integer, in: payload)
         guard let value = DERSpanReader.int64(ifMinimal: content, in: payload.span) else {
@@ -423,6 +457,17 @@ private struct Value {
         return octets(in: payload)
     }
 
+    /// ``date(in:)``, or `previous`'s date when these value octets are the ones it was decoded from; `previous`
+    /// then holds what was decoded here.
+    func date(in payload: ArraySlice<UInt8>, reusing previous: inout SharedPurchaseValues.Decoded<ReceiptDate?>?)
+        throws(ReceiptPayloadError) -> ReceiptDate?
+    {
+        if let previous, payload.span.octets(previous.octets, equal: range) { return previous.value }
+        let date = try date(in: payload)
+        previous = SharedPurchaseValues.Decoded(octets: range, value: date)
+        return date
+    }
+
     /// An IA5String RFC 3339 date; nil for an empty string, which means the date is absent.
     func date(in payload: ArraySlice<UInt8>) throws(ReceiptPayloadError) -> ReceiptDate? {
         let content = try content(.ia5String, in: payload)
@@ -456,6 +501,24 @@ extension Span<UInt8> {
             index += 1
         }
         return seen & 0x8080_8080_8080_8080 == 0
+    }
+
+    /// Whether the bytes in ranges `first` and `second` are the same, compared eight at a time.
+    fileprivate func octets(_ first: Range<Int>, equal second: Range<Int>) -> Bool {
+        guard first.count == second.count else { return false }
+        var (index, other) = (first.lowerBound, second.lowerBound)
+        while first.upperBound - index >= 8 {
+            guard
+                bytes.unsafeLoadUnaligned(fromByteOffset: index, as: UInt64.self)
+                    == bytes.unsafeLoadUnaligned(fromByteOffset: other, as: UInt64.self)
+            else { return false }
+            (index, other) = (index + 8, other + 8)
+        }
+        while index < first.upperBound {
+            guard self[index] == self[other] else { return false }
+            (index, other) = (index + 1, other + 1)
+        }
+        return true
     }
 }
 
