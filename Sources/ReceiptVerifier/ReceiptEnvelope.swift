@@ -34,6 +34,7 @@ public struct ReceiptEnvelope: Sendable {
         certificateCache: CertificateCache? = nil
     ) throws(ReceiptVerificationError) {
         let der = try ReceiptInput.derBytes(from: input, limits: limits)
+        let signedData: CMSSignedData
         do {
             signedData = try CMSSignedData(berEncoded: der[...], maximumDepth: limits.maximumDepth)
         } catch {
@@ -56,7 +57,6 @@ public struct ReceiptEnvelope: Sendable {
                 .wrongSignerCount,
                 "SignedData.signerInfos has \(signedData.signerInfos.count) signers; exactly one is required")
         }
-        self.signerInfo = signerInfo
         guard signedData.contentType == .cmsData || signedData.contentType == .cmsCompressedData else {
             throw ReceiptVerificationError(
                 .wrongContentType,
@@ -66,8 +66,7 @@ public struct ReceiptEnvelope: Sendable {
         guard let content = signedData.content else {
             throw ReceiptVerificationError(.missingContent, "encapContentInfo has no eContent: the payload is detached")
         }
-        self.content = content
-        digestAlgorithm = try Self.digestAlgorithm(signerInfo.digestAlgorithm)
+        let digestAlgorithm = try Self.digestAlgorithm(signerInfo.digestAlgorithm)
         // Every digest SignedData announces must be one we support, the signer's among them, as OpenSSL requires.
         var announcesSignerDigest = false
         for identifier in signedData.digestAlgorithms where try Self.digestAlgorithm(identifier) == digestAlgorithm {
@@ -88,12 +87,17 @@ public struct ReceiptEnvelope: Sendable {
                 throw ReceiptVerificationError(.invalidCertificate, "SignedData.certificates[\(index)]: \(error)")
             }
         }
-        self.certificates = certificates
         guard let signer = certificates.first(where: { Self.identifies(signerInfo.signerIdentifier, $0) }) else {
             throw ReceiptVerificationError(
                 .signerCertificateMissing,
                 "none of the \(certificates.count) embedded certificates matches the SignerInfo's signer identifier")
         }
+        // Set last, after every check that can throw: set earlier, they make the optimizer copy the whole envelope.
+        self.signedData = signedData
+        self.signerInfo = signerInfo
+        self.content = content
+        self.digestAlgorithm = digestAlgorithm
+        self.certificates = certificates
         signerCertificate = signer
     }
 
