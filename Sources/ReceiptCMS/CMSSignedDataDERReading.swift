@@ -45,6 +45,7 @@ extension CMSSignedData {
 
             var certificateList: [ArraySlice<UInt8>] = []
             if var choices = try signedData.enterIfPresent(span, .contextSpecific(0, constructed: true)) {
+                certificateList.reserveCapacity(try choices.count(span, .sequence))
                 while !choices.isAtEnd {
                     let certificate = try choices.read(span, .sequence)
                     certificateList.append(slice(certificate.start, certificate.end))
@@ -138,21 +139,21 @@ private struct Cursor {
 
     /// The next element, which must have `tag` (any tag when nil).
     mutating func read(_ span: Span<UInt8>, _ tag: ASN1Tag?) throws(DERError) -> DERSpanReader.Element {
-        let element = try DERSpanReader.element(in: span, at: position, limit: end)
-        if let tag, element.tag != tag {
-            throw DERError(.unexpectedTag(expected: tag, found: element.tag), at: position)
-        }
+        let element =
+            if let tag {
+                try DERSpanReader.element(in: span, at: position, limit: end, expecting: tag)
+            } else {
+                try DERSpanReader.element(in: span, at: position, limit: end)
+            }
         position = element.end
         return element
     }
 
-    /// The next element if it has `tag`; nothing is consumed otherwise.
+    /// The next element if it starts with the identifier octet of `tag` (a tag number below 31); nothing is
+    /// consumed otherwise. Whatever else is there is left to the next read, which fails on what is not strict DER.
     mutating func readIfPresent(_ span: Span<UInt8>, _ tag: ASN1Tag) throws(DERError) -> DERSpanReader.Element? {
-        guard !isAtEnd else { return nil }
-        let element = try DERSpanReader.element(in: span, at: position, limit: end)
-        guard element.tag == tag else { return nil }
-        position = element.end
-        return element
+        guard !isAtEnd, let identifier = tag.singleOctetIdentifier, span[position] == identifier else { return nil }
+        return try read(span, tag)
     }
 
     /// A cursor over the content of the next element, which must have `tag`.
@@ -178,6 +179,17 @@ private struct Cursor {
             throw DERError(.invalidObjectIdentifier, at: element.start)
         }
         return identifier
+    }
+
+    /// How many elements are left, each of which must have `tag` (nothing is consumed).
+    func count(_ span: Span<UInt8>, _ tag: ASN1Tag) throws(DERError) -> Int {
+        var rest = self
+        var count = 0
+        while !rest.isAtEnd {
+            _ = try rest.read(span, tag)
+            count += 1
+        }
+        return count
     }
 
     func finish() throws(DERError) {

@@ -40,6 +40,14 @@ public struct ASN1ObjectIdentifier: Hashable, Sendable, CustomStringConvertible 
         octets = contentOctets
     }
 
+    /// Equal when the content octets are (DER has one encoding per identifier).
+    public static func == (lhs: ASN1ObjectIdentifier, rhs: ASN1ObjectIdentifier) -> Bool {
+        let (left, right) = (lhs.octets.span, rhs.octets.span)
+        guard left.count == right.count else { return false }
+        for index in left.indices where left[index] != right[index] { return false }
+        return true
+    }
+
     /// The arcs, e.g. `[1, 2, 840, 113549, 1, 7, 2]`.
     public var arcs: [UInt64] {
         var subidentifiers: [UInt64] = []

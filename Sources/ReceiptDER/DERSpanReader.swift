@@ -12,7 +12,47 @@ public enum DERSpanReader {
         /// Index just past the content (and the element).
         public let end: Int
 
+        @usableFromInline
+        init(tag: ASN1Tag, start: Int, contentStart: Int, end: Int) {
+            self.tag = tag
+            self.start = start
+            self.contentStart = contentStart
+            self.end = end
+        }
+
+        @inlinable
         public var contentCount: Int { end - contentStart }
+    }
+
+    /// Where the content of the element at `position` lies, when it has `tag` in one identifier octet (a tag
+    /// number below 31) and a strict DER length of at most two octets, ending at or before `limit`; nil for anything
+    /// else. What it returns is what ``element(in:at:limit:base:)`` reads there; nil only means "not this, here",
+    /// and that reader then says what is there or what is wrong. Inlined into hot paths (where `tag` is a
+    /// constant), it reads each octet once and never throws.
+    @inlinable @inline(__always)
+    public static func content(_ tag: ASN1Tag, in span: Span<UInt8>, at position: Int, limit: Int) -> Range<Int>? {
+        guard let identifier = tag.singleOctetIdentifier, identifier != 0, limit - position >= 2,
+            span[position] == identifier
+        else { return nil }
+        var contentStart = position + 2
+        var length = Int(span[position + 1])
+        if length >= 0x80 {
+            switch length {
+            case 0x81:
+                guard limit - contentStart >= 1 else { return nil }
+                length = Int(span[contentStart])
+                guard length >= 0x80 else { return nil }
+                contentStart += 1
+            case 0x82:
+                guard limit - contentStart >= 2, span[contentStart] != 0 else { return nil }
+                length = Int(span[contentStart]) << 8 | Int(span[contentStart + 1])
+                contentStart += 2
+            default:
+                return nil
+            }
+        }
+        guard limit - contentStart >= length else { return nil }
+        return contentStart..<(contentStart + length)
     }
 
     /// The DER element at `position`, which must end at or before `limit`.
@@ -79,11 +119,27 @@ public enum DERSpanReader {
     }
 
     /// The element at `position` with the tag the grammar requires.
+    @inlinable
     public static func element(
         in span: Span<UInt8>,
         at position: Int,
         limit: Int,
         base: Int = 0,
+        expecting tag: ASN1Tag
+    ) throws(DERError) -> Element {
+        if let content = content(tag, in: span, at: position, limit: limit) {
+            return Element(tag: tag, start: position, contentStart: content.lowerBound, end: content.upperBound)
+        }
+        return try elementReadInFull(in: span, at: position, limit: limit, base: base, expecting: tag)
+    }
+
+    /// ``element(in:at:limit:base:expecting:)`` for every element and every error.
+    @usableFromInline
+    static func elementReadInFull(
+        in span: Span<UInt8>,
+        at position: Int,
+        limit: Int,
+        base: Int,
         expecting tag: ASN1Tag
     ) throws(DERError) -> Element {
         let element = try element(in: span, at: position, limit: limit, base: base)
@@ -112,18 +168,42 @@ public enum DERSpanReader {
 
     /// The INTEGER at `position` (minimal, at most 64 bits, ending at or before `limit`) and where it ends: one
     /// step for what ``element(in:at:limit:base:expecting:)`` then ``int64(in:_:base:)`` read, with the same errors.
+    @inlinable
     public static func integer(in span: Span<UInt8>, at position: Int, limit: Int, base: Int = 0)
         throws(DERError) -> (value: Int64, end: Int)
     {
-        if limit - position >= 3 && span[position] == 0x02 && (1...8).contains(span[position + 1]) {
-            let element = Element(
-                tag: .integer, start: position, contentStart: position + 2, end: position + 2 + Int(span[position + 1]))
-            if element.end <= limit && isMinimalInteger(in: span, element) {
-                return (value(in: span, element), element.end)
-            }
+        if let content = content(.integer, in: span, at: position, limit: limit),
+            let value = int64(ifMinimal: content, in: span)
+        {
+            return (value, content.upperBound)
         }
-        let element = try element(in: span, at: position, limit: limit, base: base, expecting: .integer)
+        return try integerReadInFull(in: span, at: position, limit: limit, base: base)
+    }
+
+    /// ``integer(in:at:limit:base:)`` for every element and every error.
+    @usableFromInline
+    static func integerReadInFull(in span: Span<UInt8>, at position: Int, limit: Int, base: Int)
+        throws(DERError) -> (value: Int64, end: Int)
+    {
+        let element = try elementReadInFull(in: span, at: position, limit: limit, base: base, expecting: .integer)
         return (try int64(in: span, element, base: base), element.end)
+    }
+
+    /// The value of the INTEGER content octets at `content` when they are minimal and at most eight (what
+    /// ``int64(in:_:base:)`` accepts); nil otherwise. Inlined into hot paths; never throws.
+    @inlinable @inline(__always)
+    public static func int64(ifMinimal content: Range<Int>, in span: Span<UInt8>) -> Int64? {
+        guard content.count >= 1, content.count <= 8 else { return nil }
+        var value = Int64(Int8(bitPattern: span[content.lowerBound]))
+        var index = content.lowerBound + 1
+        guard index < content.upperBound else { return value }
+        // A leading 00 or FF is padding unless the next octet needs it for the sign.
+        guard !(value == 0 && span[index] < 0x80), !(value == -1 && span[index] >= 0x80) else { return nil }
+        while index < content.upperBound {
+            value = value << 8 | Int64(span[index])
+            index += 1
+        }
+        return value
     }
 
     /// Whether the content of `element` is an INTEGER's shortest two's-complement form: at least one octet, and

@@ -117,7 +117,7 @@ public struct ReceiptDate: Hashable, Comparable, Sendable, CustomStringConvertib
 
     /// Parses RFC 3339 from ASCII bytes, as ``init(rfc3339:)`` does from text.
     public init?(rfc3339Bytes bytes: ArraySlice<UInt8>) {
-        if let instant = Self.canonicalUTC(bytes) {
+        if let instant = ReceiptDate(canonicalUTC: bytes.span, 0..<bytes.count) {
             self = instant
             return
         }
@@ -149,31 +149,28 @@ public struct ReceiptDate: Hashable, Comparable, Sendable, CustomStringConvertib
         self = instant
     }
 
-    /// The form signers write, `YYYY-MM-DDTHH:MM:SSZ`, read directly; nil for anything else (which the general
-    /// parser then reads).
-    private static func canonicalUTC(_ bytes: ArraySlice<UInt8>) -> ReceiptDate? {
-        guard bytes.count == 20 else { return nil }
-        let start = bytes.startIndex
-        func digit(_ offset: Int) -> Int64? {
-            let value = bytes[start + offset] &- UInt8(ascii: "0")
-            return value < 10 ? Int64(value) : nil
-        }
-        func number(_ offset: Int, _ count: Int) -> Int64? {
-            var value: Int64 = 0
-            for index in offset..<(offset + count) {
-                guard let next = digit(index) else { return nil }
-                value = value * 10 + next
-            }
-            return value
-        }
-        guard bytes[start + 4] == UInt8(ascii: "-"), bytes[start + 7] == UInt8(ascii: "-"),
-            bytes[start + 10] == UInt8(ascii: "T"), bytes[start + 13] == UInt8(ascii: ":"),
-            bytes[start + 16] == UInt8(ascii: ":"), bytes[start + 19] == UInt8(ascii: "Z"),
-            let year = number(0, 4), let month = number(5, 2), let day = number(8, 2), let hour = number(11, 2),
-            let minute = number(14, 2), let second = number(17, 2),
-            let civil = CivilTime(year: year, month: month, day: day, hour: hour, minute: minute, second: second)
+    /// The form signers write, `YYYY-MM-DDTHH:MM:SSZ`, read directly from `range` of `bytes`; nil for anything
+    /// else (which the general parser then reads).
+    init?(canonicalUTC bytes: Span<UInt8>, _ range: Range<Int>) {
+        guard range.count == 20 else { return nil }
+        let text = bytes.extracting(range)
+        guard text[4] == UInt8(ascii: "-"), text[7] == UInt8(ascii: "-"), text[10] == UInt8(ascii: "T"),
+            text[13] == UInt8(ascii: ":"), text[16] == UInt8(ascii: ":"), text[19] == UInt8(ascii: "Z"),
+            let century = Self.twoDigits(text, 0), let yearOfCentury = Self.twoDigits(text, 2),
+            let month = Self.twoDigits(text, 5), let day = Self.twoDigits(text, 8), let hour = Self.twoDigits(text, 11),
+            let minute = Self.twoDigits(text, 14), let second = Self.twoDigits(text, 17),
+            let civil = CivilTime(
+                year: century * 100 + yearOfCentury, month: month, day: day, hour: hour, minute: minute, second: second)
         else { return nil }
-        return ReceiptDate(secondsSince1970: civil.secondsSince1970)
+        self.init(secondsSince1970: civil.secondsSince1970)
+    }
+
+    /// The number written by the two ASCII digits at `index`; nil unless both are digits.
+    @inline(__always)
+    private static func twoDigits(_ text: Span<UInt8>, _ index: Int) -> Int64? {
+        let (tens, ones) = (text[index] &- UInt8(ascii: "0"), text[index + 1] &- UInt8(ascii: "0"))
+        guard tens < 10, ones < 10 else { return nil }
+        return Int64(tens) * 10 + Int64(ones)
     }
 
     /// Parses verifyReceipt's `2024-06-05 12:00:00 Etc/GMT`.

@@ -26,6 +26,7 @@ extension Receipt {
         var decoder = FieldDecoder<ReceiptField>()
         var purchases: [InAppPurchase] = []
         purchases.reserveCapacity(purchaseCount)
+        var shared = SharedPurchaseValues()
         var unknown: [ReceiptAttribute] = []
         var receiptType: String?, bundleID: String?, applicationVersion: String?, originalApplicationVersion: String?
         var appItemID: Int64?, versionExternalIdentifier: Int64?, downloadID: Int64?
@@ -40,7 +41,9 @@ extension Receipt {
                 continue
             }
             if field == .inAppPurchase {
-                purchases.append(try InAppPurchase(payload: payload, range: attribute.value, index: purchases.count))
+                let purchase = try InAppPurchase(
+                    payload: payload, range: attribute.value, index: purchases.count, shared: &shared)
+                purchases.append(purchase)
                 continue
             }
             let location = PayloadLocation.field(field)
@@ -87,8 +90,11 @@ extension Receipt {
 }
 
 extension InAppPurchase {
-    /// Decodes the purchase whose `SET OF ReceiptAttribute` fills `range` of `payload`.
-    init(payload: ArraySlice<UInt8>, range: Range<Int>, index: Int) throws(ReceiptPayloadError) {
+    /// Decodes the purchase whose `SET OF ReceiptAttribute` fills `range` of `payload`, taking from `shared` the
+    /// values it repeats from the previous purchase.
+    fileprivate init(payload: ArraySlice<UInt8>, range: Range<Int>, index: Int, shared: inout SharedPurchaseValues)
+        throws(ReceiptPayloadError)
+    {
         let attributes = try AttributeSet(payload, range: range, at: .purchase(index))
         var decoder = FieldDecoder<InAppPurchaseField>()
         var unknown: [ReceiptAttribute] = []
@@ -119,11 +125,13 @@ extension InAppPurchase {
             try decoder.markSeen(field, slot: field.slot, at: location)
             switch field {
             case .quantity: quantity = try value.integer(in: payload, minimum: 0)
-            case .productID: productID = try value.utf8String(in: payload)
+            case .productID: productID = try value.utf8String(in: payload, reusing: &shared.productID)
             case .transactionID: transactionID = try value.utf8String(in: payload)
             case .purchaseDate: purchaseDate = try value.date(in: payload)
-            case .originalTransactionID: originalTransactionID = try value.utf8String(in: payload)
-            case .originalPurchaseDate: originalPurchaseDate = try value.date(in: payload)
+            case .originalTransactionID:
+                originalTransactionID = try value.utf8String(in: payload, reusing: &shared.originalTransactionID)
+            case .originalPurchaseDate:
+                originalPurchaseDate = try value.date(in: payload, reusing: &shared.originalPurchaseDate)
             case .productType: break
             case .expiresDate: expiresDate = try value.date(in: payload)
             case .webOrderLineItemID: webOrderLineItemID = try value.integer(in: payload)
@@ -155,6 +163,21 @@ extension ReceiptAttribute {
     var holdsInteger: Bool {
         Value(range: 0..<value.count, location: .payload).integerIfWellFormed(in: value[...]) != nil
     }
+}
+
+/// The values the purchases of a receipt mostly share, decoded once: every renewal of a subscription has the
+/// product id, original transaction id and original purchase date of the first. Each is kept with the value octets
+/// it was decoded from; a purchase whose octets are the same takes the value already decoded.
+private struct SharedPurchaseValues {
+    /// A decoded value and the value octets (a range of the payload) it was decoded from.
+    struct Decoded<Value> {
+        let octets: Range<Int>
+        let value: Value
+    }
+
+    var productID: Decoded<String>?
+    var originalTransactionID: Decoded<String>?
+    var originalPurchaseDate: Decoded<ReceiptDate?>?
 }
 
 /// Where in the payload something is, turned into text only when an error is reported.
@@ -258,7 +281,8 @@ private struct AttributeSet {
     }
 
     func attribute(at position: Int) throws(ReceiptPayloadError) -> Attribute {
-        try reading { span, base throws(DERError) in
+        if let attribute = Self.commonAttribute(in: payload.span, at: position, limit: end) { return attribute }
+        return try reading { span, base throws(DERError) in
             let (sequence, type) = try Self.sequenceAndType(in: span, at: position, limit: end, base: base)
             let version = try DERSpanReader.integer(in: span, at: type.end, limit: sequence.end, base: base)
             let value = try DERSpanReader.element(in: span, at: version.end, limit: sequence.end, base: base)
@@ -277,10 +301,33 @@ private struct AttributeSet {
     /// Only the type of the attribute at `position`, and where the attribute ends: enough to count purchases
     /// before decoding any (the rest is checked when the attribute is decoded).
     func type(at position: Int) throws(ReceiptPayloadError) -> (type: Int64, end: Int) {
-        try reading { span, base throws(DERError) in
+        let span = payload.span
+        if let sequence = DERSpanReader.content(.sequence, in: span, at: position, limit: end),
+            let type = DERSpanReader.content(.integer, in: span, at: sequence.lowerBound, limit: sequence.upperBound),
+            let value = DERSpanReader.int64(ifMinimal: type, in: span)
+        {
+            return (value, sequence.upperBound)
+        }
+        return try reading { span, base throws(DERError) in
             let (sequence, type) = try Self.sequenceAndType(in: span, at: position, limit: end, base: base)
             return (type.value, sequence.end)
         }
+    }
+
+    /// The attribute at `position` read in one step when it is in the shape signers write (one-octet tags, lengths
+    /// of at most two octets, INTEGERs of at most 64 bits); nil for anything else, which ``attribute(at:)`` then
+    /// reads in full. Whatever it returns, the full reading returns too.
+    private static func commonAttribute(in span: Span<UInt8>, at position: Int, limit: Int) -> Attribute? {
+        guard let sequence = DERSpanReader.content(.sequence, in: span, at: position, limit: limit) else { return nil }
+        let end = sequence.upperBound
+        guard let type = DERSpanReader.content(.integer, in: span, at: sequence.lowerBound, limit: end),
+            let typeValue = DERSpanReader.int64(ifMinimal: type, in: span),
+            let version = DERSpanReader.content(.integer, in: span, at: type.upperBound, limit: end),
+            let versionValue = DERSpanReader.int64(ifMinimal: version, in: span),
+            let value = DERSpanReader.content(.octetString, in: span, at: version.upperBound, limit: end),
+            value.upperBound == end
+        else { return nil }
+        return Attribute(type: typeValue, version: versionValue, value: value, end: end)
     }
 
     /// The attribute SEQUENCE at `position` and its first element, the type.
@@ -316,6 +363,18 @@ private struct Value {
 
     func octets(in payload: ArraySlice<UInt8>) -> [UInt8] { Array(payload[slice: range]) }
 
+    /// Where the content lies of the single strict DER element that must fill the value octets, with the tag the
+    /// field requires: read in one step in the usual case, otherwise by ``element(_:in:)``, which says what is wrong.
+    func content(_ tag: ASN1Tag, in payload: ArraySlice<UInt8>) throws(ReceiptPayloadError) -> Range<Int> {
+        if let content = DERSpanReader.content(tag, in: payload.span, at: range.lowerBound, limit: range.upperBound),
+            content.upperBound == range.upperBound
+        {
+            return content
+        }
+        let element = try element(tag, in: payload)
+        return element.contentStart..<element.end
+    }
+
     /// The single strict DER element that must fill the value octets, with the tag the field requires.
     func element(_ tag: ASN1Tag, in payload: ArraySlice<UInt8>) throws(ReceiptPayloadError) -> DERSpanReader.Element {
         let element: DERSpanReader.Element
@@ -339,22 +398,30 @@ private struct Value {
     }
 
     func utf8String(in payload: ArraySlice<UInt8>) throws(ReceiptPayloadError) -> String {
-        let element = try element(.utf8String, in: payload)
-        let bytes = payload[slice: element.contentStart..<element.end]
+        let content = try content(.utf8String, in: payload)
+        let bytes = payload[slice: content]
         // ASCII is valid UTF-8, and decoding it is about twice as fast as validating.
-        if bytes.allSatisfy({ $0 < 0x80 }) { return String(decoding: bytes, as: UTF8.self) }
+        if payload.span.isASCII(content) { return String(decoding: bytes, as: UTF8.self) }
         guard let text = String(validating: bytes, as: UTF8.self) else {
             throw ReceiptPayloadError(.invalidValue("UTF8String is not valid UTF-8"), at: location.description)
         }
         return text
     }
 
+    /// ``utf8String(in:)``, or `previous`'s string when these value octets are the ones it was decoded from;
+    /// `previous` then holds what was decoded here.
+    func utf8String(in payload: ArraySlice<UInt8>, reusing previous: inout SharedPurchaseValues.Decoded<String>?)
+        throws(ReceiptPayloadError) -> String
+    {
+        if let previous, payload.span.octets(previous.octets, equal: range) { return previous.value }
+        let text = try utf8String(in: payload)
+        previous = SharedPurchaseValues.Decoded(octets: range, value: text)
+        return text
+    }
+
     func integer(in payload: ArraySlice<UInt8>, minimum: Int64 = .min) throws(ReceiptPayloadError) -> Int64 {
-        let element = try element(.integer, in: payload)
-        let value: Int64
-        do {
-            value = try DERSpanReader.int64(in: payload.span, element, base: payload.startIndex)
-        } catch {
+        let content = try content(.integer, in: payload)
+        guard let value = DERSpanReader.int64(ifMinimal: content, in: payload.span) else {
             throw ReceiptPayloadError(
                 .invalidValue("INTEGER is not minimally encoded or exceeds 64 bits"), at: location.description)
         }
@@ -390,11 +457,24 @@ private struct Value {
         return octets(in: payload)
     }
 
+    /// ``date(in:)``, or `previous`'s date when these value octets are the ones it was decoded from; `previous`
+    /// then holds what was decoded here.
+    func date(in payload: ArraySlice<UInt8>, reusing previous: inout SharedPurchaseValues.Decoded<ReceiptDate?>?)
+        throws(ReceiptPayloadError) -> ReceiptDate?
+    {
+        if let previous, payload.span.octets(previous.octets, equal: range) { return previous.value }
+        let date = try date(in: payload)
+        previous = SharedPurchaseValues.Decoded(octets: range, value: date)
+        return date
+    }
+
     /// An IA5String RFC 3339 date; nil for an empty string, which means the date is absent.
     func date(in payload: ArraySlice<UInt8>) throws(ReceiptPayloadError) -> ReceiptDate? {
-        let element = try element(.ia5String, in: payload)
-        let text = payload[slice: element.contentStart..<element.end]
-        guard text.allSatisfy({ $0 < 0x80 }) else {
+        let content = try content(.ia5String, in: payload)
+        // A date in the form signers write is ASCII and valid: the checks below are for every other form.
+        if let date = ReceiptDate(canonicalUTC: payload.span, content) { return date }
+        let text = payload[slice: content]
+        guard payload.span.isASCII(content) else {
             throw ReceiptPayloadError(.invalidValue("IA5String contains non-ASCII bytes"), at: location.description)
         }
         if text.isEmpty { return nil }
@@ -404,6 +484,41 @@ private struct Value {
                 .invalidValue("\"\(shown)\" is not a valid RFC 3339 date"), at: location.description)
         }
         return date
+    }
+}
+
+extension Span<UInt8> {
+    /// Whether every byte in `range` is below 0x80, tested eight at a time.
+    fileprivate func isASCII(_ range: Range<Int>) -> Bool {
+        var seen: UInt64 = 0
+        var index = range.lowerBound
+        while range.upperBound - index >= 8 {
+            seen |= bytes.unsafeLoadUnaligned(fromByteOffset: index, as: UInt64.self)
+            index += 8
+        }
+        while index < range.upperBound {
+            seen |= UInt64(self[index])
+            index += 1
+        }
+        return seen & 0x8080_8080_8080_8080 == 0
+    }
+
+    /// Whether the bytes in ranges `first` and `second` are the same, compared eight at a time.
+    fileprivate func octets(_ first: Range<Int>, equal second: Range<Int>) -> Bool {
+        guard first.count == second.count else { return false }
+        var (index, other) = (first.lowerBound, second.lowerBound)
+        while first.upperBound - index >= 8 {
+            guard
+                bytes.unsafeLoadUnaligned(fromByteOffset: index, as: UInt64.self)
+                    == bytes.unsafeLoadUnaligned(fromByteOffset: other, as: UInt64.self)
+            else { return false }
+            (index, other) = (index + 8, other + 8)
+        }
+        while index < first.upperBound {
+            guard self[index] == self[other] else { return false }
+            (index, other) = (index + 1, other + 1)
+        }
+        return true
     }
 }
 

@@ -42,12 +42,17 @@ struct DERKey: Hashable, Sendable {
     }
 
     static func == (lhs: DERKey, rhs: DERKey) -> Bool {
-        guard lhs.bytes.count == rhs.bytes.count else { return false }
-        return lhs.bytes.withUnsafeBytes { a in
-            rhs.bytes.withUnsafeBytes { b in
-                guard let left = a.baseAddress, let right = b.baseAddress else { return true }
-                return memcmp(left, right, a.count) == 0
-            }
+        bytesEqual(lhs.bytes, rhs.bytes)
+    }
+}
+
+/// Whether `lhs` and `rhs` hold the same bytes, compared with `memcmp`.
+func bytesEqual(_ lhs: ArraySlice<UInt8>, _ rhs: ArraySlice<UInt8>) -> Bool {
+    guard lhs.count == rhs.count else { return false }
+    return lhs.withUnsafeBytes { a in
+        rhs.withUnsafeBytes { b in
+            guard let left = a.baseAddress, let right = b.baseAddress else { return true }
+            return memcmp(left, right, a.count) == 0
         }
     }
 }

@@ -34,6 +34,7 @@ public struct ReceiptEnvelope: Sendable {
         certificateCache: CertificateCache? = nil
     ) throws(ReceiptVerificationError) {
         let der = try ReceiptInput.derBytes(from: input, limits: limits)
+        let signedData: CMSSignedData
         do {
             signedData = try CMSSignedData(berEncoded: der[...], maximumDepth: limits.maximumDepth)
         } catch {
@@ -56,7 +57,6 @@ public struct ReceiptEnvelope: Sendable {
                 .wrongSignerCount,
                 "SignedData.signerInfos has \(signedData.signerInfos.count) signers; exactly one is required")
         }
-        self.signerInfo = signerInfo
         guard signedData.contentType == .cmsData || signedData.contentType == .cmsCompressedData else {
             throw ReceiptVerificationError(
                 .wrongContentType,
@@ -66,18 +66,20 @@ public struct ReceiptEnvelope: Sendable {
         guard let content = signedData.content else {
             throw ReceiptVerificationError(.missingContent, "encapContentInfo has no eContent: the payload is detached")
         }
-        self.content = content
-        digestAlgorithm = try Self.digestAlgorithm(signerInfo.digestAlgorithm)
+        let digestAlgorithm = try Self.digestAlgorithm(signerInfo.digestAlgorithm)
         // Every digest SignedData announces must be one we support, the signer's among them, as OpenSSL requires.
-        var announced: [DigestAlgorithm] = []
-        for identifier in signedData.digestAlgorithms { announced.append(try Self.digestAlgorithm(identifier)) }
-        guard announced.contains(digestAlgorithm) else {
+        var announcesSignerDigest = false
+        for identifier in signedData.digestAlgorithms where try Self.digestAlgorithm(identifier) == digestAlgorithm {
+            announcesSignerDigest = true
+        }
+        guard announcesSignerDigest else {
             throw ReceiptVerificationError(
                 .unsupportedAlgorithm,
                 "SignedData.digestAlgorithms does not list the signer's \(digestAlgorithm.rawValue)")
         }
 
         var certificates: [Certificate] = []
+        certificates.reserveCapacity(signedData.certificates.count)
         for (index, encoded) in signedData.certificates.enumerated() {
             do {
                 certificates.append(try certificateCache?.certificate(encoded) ?? Certificate(derEncoded: encoded))
@@ -85,12 +87,17 @@ public struct ReceiptEnvelope: Sendable {
                 throw ReceiptVerificationError(.invalidCertificate, "SignedData.certificates[\(index)]: \(error)")
             }
         }
-        self.certificates = certificates
         guard let signer = certificates.first(where: { Self.identifies(signerInfo.signerIdentifier, $0) }) else {
             throw ReceiptVerificationError(
                 .signerCertificateMissing,
                 "none of the \(certificates.count) embedded certificates matches the SignerInfo's signer identifier")
         }
+        // Set last, after every check that can throw: set earlier, they make the optimizer copy the whole envelope.
+        self.signedData = signedData
+        self.signerInfo = signerInfo
+        self.content = content
+        self.digestAlgorithm = digestAlgorithm
+        self.certificates = certificates
         signerCertificate = signer
     }
 
@@ -228,7 +235,7 @@ public struct ReceiptEnvelope: Sendable {
     private static func digestAlgorithm(_ identifier: CMSAlgorithmIdentifier) throws(ReceiptVerificationError)
         -> DigestAlgorithm
     {
-        guard identifier.parameters == nil || identifier.parameters.map(Array.init) == [0x05, 0x00] else {
+        guard identifier.parameters == nil || Self.isNull(identifier.parameters) else {
             throw ReceiptVerificationError(.unsupportedAlgorithm, "digestAlgorithm parameters must be absent or NULL")
         }
         switch identifier.algorithm {
@@ -260,8 +267,7 @@ public struct ReceiptEnvelope: Sendable {
                 "signatureAlgorithm \(identifier.algorithm) is not supported (RSA PKCS#1 v1.5 or ECDSA with SHA-1/SHA-256)"
             )
         }
-        let parameters = identifier.parameters.map(Array.init)
-        guard parameters == nil || (rsa && parameters == [0x05, 0x00]) else {
+        guard identifier.parameters == nil || (rsa && isNull(identifier.parameters)) else {
             throw ReceiptVerificationError(
                 .unsupportedAlgorithm, "signatureAlgorithm \(identifier.algorithm) has unexpected parameters")
         }
@@ -279,15 +285,21 @@ public struct ReceiptEnvelope: Sendable {
         }
     }
 
+    /// Whether `parameters` is the encoding of NULL (05 00).
+    private static func isNull(_ parameters: ArraySlice<UInt8>?) -> Bool {
+        guard let parameters, parameters.count == 2 else { return false }
+        return parameters.first == 0x05 && parameters.last == 0x00
+    }
+
     private static func identifies(_ identifier: CMSSignerIdentifier, _ certificate: Certificate) -> Bool {
         switch identifier {
         case .issuerAndSerialNumber(let issuer, let serialNumber):
-            guard let fields = try? certificate.issuerAndSerialNumber(), fields.serialNumber.elementsEqual(serialNumber)
+            guard let fields = try? certificate.issuerAndSerialNumber(), bytesEqual(fields.serialNumber, serialNumber)
             else { return false }
             // Names usually match byte for byte; RFC 5280 also lets them differ in case and spacing.
-            return fields.issuer.elementsEqual(issuer) || certificate.issuerMatches(encodedName: issuer)
+            return bytesEqual(fields.issuer, issuer) || certificate.issuerMatches(encodedName: issuer)
         case .subjectKeyIdentifier(let keyIdentifier):
-            return certificate.subjectKeyIdentifier.map { $0.elementsEqual(keyIdentifier) } ?? false
+            return certificate.subjectKeyIdentifier.map { bytesEqual($0[...], keyIdentifier) } ?? false
         }
     }
 }

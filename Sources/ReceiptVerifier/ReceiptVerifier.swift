@@ -157,7 +157,10 @@ public struct ReceiptVerifier: Sendable {
     private func trustedChain(signer: Certificate, others: [Certificate], at time: ReceiptDate)
         throws(ReceiptVerificationError) -> [Certificate]
     {
-        let key = ([signer] + others).map { DERKey($0.derEncoded[...]) }
+        var key: [DERKey] = []
+        key.reserveCapacity(1 + others.count)
+        key.append(DERKey(signer.derEncoded[...]))
+        for certificate in others { key.append(DERKey(certificate.derEncoded[...])) }
         let verdict: ChainVerdict
         if let cached = chainVerdicts.verdict(for: key) {
             verdict = cached

@@ -154,4 +154,17 @@ struct IntegerTests {
         case (let expected, let read): Issue.record("element then int64 gave \(expected), integer gave \(read)")
         }
     }
+
+    @Test(
+        "DERSpanReader.int64(ifMinimal:) gives what int64 reads from the same content octets, or nil where it throws",
+        arguments: [
+            hex("02 01 00"), hex("02 01 7F"), hex("02 01 80"), hex("02 02 00 80"), hex("02 02 FF 7F"),
+            hex("02 02 00 7F"), hex("02 02 FF 80"), hex("02 03 01 02 03"), hex("02 08 7F FF FF FF FF FF FF FF"),
+            hex("02 08 80 00 00 00 00 00 00 00"), hex("02 09 00 80 00 00 00 00 00 00 00"), hex("02 00"),
+        ])
+    func minimalInt64AgreesWithInt64(encoding: [UInt8]) throws {
+        let element = try DERSpanReader.element(in: encoding.span, at: 0, limit: encoding.count)
+        let quick = DERSpanReader.int64(ifMinimal: element.contentStart..<element.end, in: encoding.span)
+        #expect(quick == (try? DERSpanReader.int64(in: encoding.span, element)))
+    }
 }

@@ -117,4 +117,26 @@ struct LengthTests {
         #expect(node.content.startIndex == 6)
         #expect(throws: DERError(.trailingData, at: 10)) { try ASN1Node.parse(buffer[8...], rules: .der) }
     }
+
+    @Test(
+        "DERSpanReader.content gives what element reads for its tag within the limit, or nil",
+        arguments: [
+            hex("04 03 41 42 43"), hex("04 00"), hex("04 81 80") + filler(128), hex("04 82 01 00") + filler(256),
+            hex("04 83 01 00 00") + filler(65536), hex("04 81 7F") + filler(127), hex("04 82 00 FF") + filler(255),
+            hex("04 80 00 00"), hex("04 FF"), hex("04 04 41 42 43"), hex("04 81"), hex("04 82 01"), hex("04"), hex(""),
+            hex("24 03 04 01 41"), hex("02 01 05"), hex("30 03 02 01 05"), hex("9F 1F 01 00"), hex("00 00"),
+        ])
+    func spanContentAgreesWithElementReading(encoding: [UInt8]) {
+        let padded = hex("AA") + encoding + hex("05 00")
+        let limit = 1 + encoding.count
+        for tag in [ASN1Tag.octetString, .sequence, .integer, .contextSpecific(31, constructed: false)] {
+            let quick = DERSpanReader.content(tag, in: padded.span, at: 1, limit: limit)
+            let full = try? DERSpanReader.element(in: padded.span, at: 1, limit: limit)
+            if let quick {
+                #expect(full?.tag == tag && full.map { $0.contentStart..<$0.end } == quick)
+            } else if let full, full.tag == tag, tag.number < 31, full.contentStart - full.start <= 4 {
+                Issue.record("content gave nothing where element read \(full) for \(tag)")
+            }
+        }
+    }
 }
