@@ -31,7 +31,7 @@ struct ClientKey: Hashable, Sendable {
 /// socket context, from the "started" notification to the "closed" one); ``ConnectionTable`` keeps a reference
 /// while it is counted.
 ///
-/// `@unchecked Sendable`: `deadline` is atomic; `target`, `targetLength`, `handle` and `headPending` are only
+/// `@unchecked Sendable`: `deadline` is atomic; `target`, `targetLength`, `handle`, `headPending` and `spareDescriptor` are only
 /// touched by the daemon thread serving the connection.
 final class ServedConnection: @unchecked Sendable {
     let descriptor: Int32
@@ -52,6 +52,9 @@ final class ServedConnection: @unchecked Sendable {
     /// Whether libmicrohttpd has begun a request (read its request line) that the application has not seen and
     /// that has not ended: it is reading that request's head, or refusing it.
     var headPending = false
+    /// The far end of the socket pair put under the descriptor in place of the client's socket
+    /// (``MicroHTTPDErrorAnswers``), closed once libmicrohttpd closes the connection; -1 when there is none.
+    var spareDescriptor: Int32 = -1
 
     init(descriptor: Int32, client: ClientKey, address: sockaddr_storage, daemonIndex: Int, deadline: Int64) {
         self.descriptor = descriptor

@@ -177,8 +177,8 @@ private func servedConnection(_ connection: OpaquePointer) -> ServedConnection? 
 }
 
 /// libmicrohttpd's connection notifications: at the start, the table's record for the socket becomes the
-/// connection's socket context (retained); at the end, it is released and uncounted, before libmicrohttpd closes
-/// the socket.
+/// connection's socket context (retained); at the end, it is released and uncounted (and the spare end of a socket
+/// pair put in place of the client's socket is closed), before libmicrohttpd closes the socket.
 private func connectionNotified(
     _ contextPointer: UnsafeMutableRawPointer?, _ connection: OpaquePointer?,
     _ socketContext: UnsafeMutablePointer<UnsafeMutableRawPointer?>?, _ code: MHD_ConnectionNotificationCode
@@ -194,7 +194,9 @@ private func connectionNotified(
     default:
         if let pointer = socketContext.pointee {
             socketContext.pointee = nil
-            context.table.closed(Unmanaged<ServedConnection>.fromOpaque(pointer).takeRetainedValue())
+            let record = Unmanaged<ServedConnection>.fromOpaque(pointer).takeRetainedValue()
+            if record.spareDescriptor >= 0 { close(record.spareDescriptor) }
+            context.table.closed(record)
         }
     }
 }

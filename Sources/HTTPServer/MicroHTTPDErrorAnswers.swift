@@ -10,8 +10,9 @@ internal import Glibc
 /// libmicrohttpd announces each answer of its own in its log before building it, on the thread of the daemon
 /// serving the connection; ``answer(status:message:)`` then writes the server's JSON answer
 /// (``RequestRejection/wireBytes``, a few hundred bytes, into a socket whose previous response libmicrohttpd has
-/// finished handing to the kernel) and shuts the socket for writing, so that libmicrohttpd's copy cannot be sent
-/// and it closes the connection. The client reads exactly one response, then the end of the stream.
+/// finished handing to the kernel), shuts the socket for writing, and puts one end of a socket pair in its place
+/// under libmicrohttpd's descriptor, so that libmicrohttpd's copy goes into the pair and it closes the connection as
+/// after any answer. The client reads exactly one response, then the end of the stream.
 ///
 /// The log line does not name the connection. It is the one of this daemon that libmicrohttpd considers past its
 /// head, with no response queued, whose request libmicrohttpd has begun (its URI log callback ran) but neither
@@ -51,9 +52,19 @@ final class MicroHTTPDErrorAnswers: Sendable {
         }
         guard refusing.count == 1 else { return }
         let refused = refusing[0]
+        var pair: [Int32] = [-1, -1]
+        guard socketpair(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0, &pair) == 0 else {
+            return
+        }
         let bytes = Self.rejection(status: status, message: message, maximumBodyBytes: maximumBodyBytes).wireBytes
         _ = bytes.withUnsafeBytes { send(refused.descriptor, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
         shutdown(refused.descriptor, Int32(SHUT_WR))
+        // libmicrohttpd's descriptor now names one end of the pair, which closes the client's socket; the other end
+        // stays open until libmicrohttpd closes the connection, so its own answer is sent into the pair and dropped
+        // like any other (a send that failed would take libmicrohttpd 0.9.75 down a path that crashes it).
+        dup2(pair[0], refused.descriptor)
+        close(pair[0])
+        refused.spareDescriptor = pair[1]
     }
 
     /// The server's answer for a refusal libmicrohttpd announced with `status` and its HTML `message`.

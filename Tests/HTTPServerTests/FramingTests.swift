@@ -241,6 +241,36 @@ struct FramingTests {
             recorder.all.map(\.path).sorted() == ["/body", "/body", "/first", "/half", "/half", "/idle", "/idle-again"])
     }
 
+    @Test(
+        "300 malformed Content-Length refusals after a first request, on 4 connections at a time, leave the server up")
+    func refusalsInARow() async throws {
+        let server = try startServer()
+        defer { server.stop() }
+        try await withThrowingTaskGroup(of: Int.self) { group in
+            for _ in 0..<4 {
+                group.addTask {
+                    var answered = 0
+                    for _ in 0..<75 {
+                        let connection = try RawHTTPConnection(port: server.port)
+                        try connection.send(
+                            "GET /first HTTP/1.1\r\nHost: t\r\n\r\n"
+                                + "POST /x HTTP/1.1\r\nHost: t\r\nContent-Length: -1\r\n\r\nab")
+                        if try connection.readResponse().status == 200, try connection.readResponse().status == 400 {
+                            answered += 1
+                        }
+                    }
+                    return answered
+                }
+            }
+            var answered = 0
+            for try await count in group { answered += count }
+            #expect(answered == 300)
+        }
+        let last = try RawHTTPConnection(port: server.port)
+        try last.send("GET /still-up HTTP/1.1\r\nHost: t\r\n\r\n")
+        #expect(try last.readResponse().status == 200)
+    }
+
     @Test("A request with 600 query arguments is answered, first or after another, with every argument in order")
     func sixHundredQueryArguments() throws {
         let recorder = Recorder()
