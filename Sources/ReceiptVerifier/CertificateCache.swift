@@ -27,8 +27,8 @@ public final class CertificateCache: Sendable {
     public var count: Int { entries.count }
 }
 
-/// Exact bytes as a dictionary key: hashed on their length and last 32 bytes (a certificate ends with its
-/// signature), compared in full.
+/// Exact bytes as a dictionary key: hashed on their length and last 8 bytes (a certificate ends with its
+/// signature, whose bytes look random), compared in full.
 struct DERKey: Hashable, Sendable {
     let bytes: ArraySlice<UInt8>
 
@@ -37,8 +37,10 @@ struct DERKey: Hashable, Sendable {
     }
 
     func hash(into hasher: inout Hasher) {
+        var tail: UInt64 = 0
+        for byte in bytes.suffix(8) { tail = tail << 8 | UInt64(byte) }
         hasher.combine(bytes.count)
-        bytes.suffix(32).withUnsafeBytes { hasher.combine(bytes: $0) }
+        hasher.combine(tail)
     }
 
     static func == (lhs: DERKey, rhs: DERKey) -> Bool {

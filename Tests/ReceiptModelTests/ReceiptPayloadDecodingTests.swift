@@ -216,6 +216,35 @@ struct ReceiptPayloadStructureTests {
         #expect(decoded.inAppPurchases.map(\.transactionID) == ["3", "1", "2"])
     }
 
+    @Test("purchases that repeat or change the previous one's product, original transaction or date decode their own")
+    func repeatedPurchaseValues() throws {
+        func purchaseAttributes(_ product: String, _ original: String, _ originalDate: String) -> [UInt8] {
+            purchase(
+                Array(Sample.requiredPurchaseAttributes.dropFirst()) + [
+                    purchaseAttribute(.productID, utf8String(product)),
+                    purchaseAttribute(.originalTransactionID, utf8String(original)),
+                    purchaseAttribute(.originalPurchaseDate, ia5String(originalDate)),
+                ])
+        }
+        let decoded = try decodePayload(
+            Sample.requiredAttributes + [
+                purchaseAttributes("com.example.a", "1000", "2024-06-01T08:30:00Z"),
+                purchaseAttributes("com.example.a", "1000", "2024-06-01T08:30:00Z"),
+                purchaseAttributes("com.example.b", "1001", "2024-06-01T08:30:01Z"),
+                purchaseAttributes("com.example.b", "1001", ""),
+            ])
+        let second = ReceiptDate(millisecondsSince1970: Sample.purchaseDate.millisecondsSince1970 + 1000)
+        #expect(
+            decoded.inAppPurchases.map(\.productID) == [
+                "com.example.a", "com.example.a", "com.example.b", "com.example.b",
+            ])
+        #expect(decoded.inAppPurchases.map(\.originalTransactionID) == ["1000", "1000", "1001", "1001"])
+        #expect(
+            decoded.inAppPurchases.map(\.originalPurchaseDate) == [
+                Sample.purchaseDate, Sample.purchaseDate, second, nil,
+            ])
+    }
+
     @Test("an empty payload SET lacks the bundle id")
     func emptySet() {
         #expect(throws: ReceiptPayloadError(.missingAttribute, at: "bundle_id (field 2)")) {
