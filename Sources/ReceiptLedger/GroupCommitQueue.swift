@@ -3,10 +3,11 @@ internal import Synchronization
 
 /// Writes submitted from many threads, committed in groups (group commit, in its leader/follower form).
 ///
-/// Every writer puts its write at the end of one line and waits. The writer that finds the line empty leads: it
-/// takes the writes in line at that moment, its own first and at most ``maximumGroupSize`` of them, commits them
-/// together with the function it was given, hands each writer of the group its own result and wakes them. The
-/// first writer left in line then leads the next group, which holds every write that arrived meanwhile. So one
+/// Every writer puts its write at the end of one line and waits. The writer that finds the line empty leads and
+/// commits its own write alone, with the function it was given. When a group is done, its leader hands each of its
+/// writers their own result and wakes them, and wakes the first writer left in line, who leads the next group:
+/// the writes in line at that moment, its own first and at most ``maximumGroupSize`` of them, which arrived while
+/// the previous group was committed. So one
 /// group is committed at a time, groups are committed in the order their writes arrived, and no writer returns
 /// before the group holding its write has been committed or has failed.
 final class GroupCommitQueue<Write: Sendable, Outcome: Sendable>: Sendable {
@@ -55,12 +56,16 @@ final class GroupCommitQueue<Write: Sendable, Outcome: Sendable>: Sendable {
             line.append(waiter)
             return line.count == 1
         }
-        if !leads {
+        // A writer that found the line empty commits its write alone; one woken first in line, once the previous
+        // group is done, commits the writes in line at that moment.
+        let group: [Waiter]
+        if leads {
+            group = [waiter]
+        } else {
             waiter.wakeup.wait()
             if let result = line.withLock({ _ in waiter.result }) { return result }
+            group = line.withLock { line in Array(line.prefix(maximumGroupSize)) }
         }
-        // First in line, and the previous group is done: this writer commits the next group.
-        let group = line.withLock { line in Array(line.prefix(maximumGroupSize)) }
         let results = commit(group.map(\.write))
         precondition(results.count == group.count, "a group commit returned \(results.count) results")
         let next = line.withLock { line in
