@@ -94,16 +94,15 @@ public struct ReceiptDate: Hashable, Comparable, Sendable, CustomStringConvertib
 
     /// verifyReceipt's form: `2024-06-05 12:00:00 Etc/GMT` (whole seconds).
     public var appleFormat: String {
-        let civil = CivilTime(secondsSince1970: secondsSince1970)
-        return "\(civil.dateText) \(civil.timeText) Etc/GMT"
+        CivilTime(secondsSince1970: secondsSince1970).appleText(zone: "Etc/GMT")
     }
 
     /// verifyReceipt's form in a zone's local time, as its `*_pst` twins are in America/Los_Angeles:
     /// `2020-07-22 10:39:08 America/Los_Angeles` (whole seconds, the zone's offset at that instant).
     public func appleFormat(in zone: TimeZoneRules) -> String {
         let seconds = secondsSince1970
-        let civil = CivilTime(secondsSince1970: seconds + Int64(zone.localTime(at: seconds).utcOffset))
-        return "\(civil.dateText) \(civil.timeText) \(zone.name)"
+        return CivilTime(secondsSince1970: seconds + Int64(zone.localTime(at: seconds).utcOffset))
+            .appleText(zone: zone.name)
     }
 
     public var description: String { rfc3339 }
@@ -237,6 +236,41 @@ struct CivilTime {
         let dayOfEra = yearOfEra * 365 + yearOfEra / 4 - yearOfEra / 100 + dayOfYear
         let days = era * 146_097 + dayOfEra - 719_468
         return days * 86_400 + hour * 3600 + minute * 60 + second
+    }
+
+    /// `YYYY-MM-DD hh:mm:ss ZONE`, the form of verifyReceipt's dates, written into the string's storage digit by
+    /// digit for years 0000 to 9999 (the years of receipts), and through ``dateText`` for the others.
+    func appleText(zone: String) -> String {
+        guard (0...9999).contains(year) else { return "\(dateText) \(timeText) \(zone)" }
+        var zone = zone
+        return zone.withUTF8 { zoneBytes in
+            String(unsafeUninitializedCapacity: 20 + zoneBytes.count) { text in
+                var index = 0
+                func put(_ byte: UInt8) {
+                    text[index] = byte
+                    index += 1
+                }
+                func twoDigits(_ value: Int64) {
+                    put(UInt8(ascii: "0") + UInt8(value / 10))
+                    put(UInt8(ascii: "0") + UInt8(value % 10))
+                }
+                twoDigits(year / 100)
+                twoDigits(year % 100)
+                put(UInt8(ascii: "-"))
+                twoDigits(month)
+                put(UInt8(ascii: "-"))
+                twoDigits(day)
+                put(UInt8(ascii: " "))
+                twoDigits(hour)
+                put(UInt8(ascii: ":"))
+                twoDigits(minute)
+                put(UInt8(ascii: ":"))
+                twoDigits(second)
+                put(UInt8(ascii: " "))
+                for byte in zoneBytes { put(byte) }
+                return index
+            }
+        }
     }
 
     var dateText: String {

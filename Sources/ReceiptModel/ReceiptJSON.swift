@@ -16,21 +16,29 @@ extension Receipt {
     /// its `_pst` twin in that zone's local time (Apple's is America/Los_Angeles, with its daylight-saving rules);
     /// with `requestDate`, the `request_date` trio follows `receipt_creation_date`'s, as in Apple's answer.
     public func verifyReceiptJSON(pacificTime zone: TimeZoneRules?, requestDate: ReceiptDate? = nil) -> JSONObject {
-        var object = JSONObject()
-        object["receipt_type"] = receiptType.map(JSONValue.string)
-        object["adam_id"] = appItemID.map(JSONValue.integer)
-        object["app_item_id"] = appItemID.map(JSONValue.integer)
-        object["bundle_id"] = .string(bundleID)
-        object["application_version"] = applicationVersion.map(JSONValue.string)
-        object["download_id"] = downloadID.map(JSONValue.integer)
-        object["version_external_identifier"] = versionExternalIdentifier.map(JSONValue.integer)
-        object.setDate(.receiptCreation, creationDate, zone)
-        object.setDate(.request, requestDate, zone)
-        object.setDate(.originalPurchase, originalPurchaseDate, zone)
-        object["original_application_version"] = originalApplicationVersion.map(JSONValue.string)
-        object.setDate(.expiration, expirationDate, zone)
-        object["in_app"] = .array(inAppPurchases.map { .object($0.verifyReceiptJSON(pacificTime: zone)) })
-        return object
+        JSONObject { addVerifyReceiptJSON(to: &$0, pacificTime: zone, requestDate: requestDate) }
+    }
+
+    /// Adds the members of ``verifyReceiptJSON(pacificTime:requestDate:)`` to `object`, in the same order: how its
+    /// text is written without building the object.
+    public func addVerifyReceiptJSON<Object: JSONObjectBuilder>(
+        to object: inout Object, pacificTime zone: TimeZoneRules?, requestDate: ReceiptDate? = nil
+    ) {
+        object.add("receipt_type", string: receiptType)
+        object.add("adam_id", integer: appItemID)
+        object.add("app_item_id", integer: appItemID)
+        object.add("bundle_id", string: bundleID)
+        object.add("application_version", string: applicationVersion)
+        object.add("download_id", integer: downloadID)
+        object.add("version_external_identifier", integer: versionExternalIdentifier)
+        object.addDate(.receiptCreation, creationDate, zone)
+        object.addDate(.request, requestDate, zone)
+        object.addDate(.originalPurchase, originalPurchaseDate, zone)
+        object.add("original_application_version", string: originalApplicationVersion)
+        object.addDate(.expiration, expirationDate, zone)
+        object.addObjects("in_app", inAppPurchases) { purchase, entry in
+            purchase.addVerifyReceiptJSON(to: &entry, pacificTime: zone)
+        }
     }
 
     /// Reads a receipt from the same vocabulary, as a person or a program writes it: dates as RFC 3339 or
@@ -82,20 +90,25 @@ extension InAppPurchase {
     /// This purchase as Apple's verifyReceipt answer writes it: with `pacificTime`, every date with its `_pst`
     /// twin (see ``Receipt/verifyReceiptJSON(pacificTime:requestDate:)``).
     public func verifyReceiptJSON(pacificTime zone: TimeZoneRules?) -> JSONObject {
-        var object = JSONObject()
-        object["quantity"] = quantity.map { .string(String($0)) }
-        object["product_id"] = .string(productID)
-        object["transaction_id"] = .string(transactionID)
-        object["original_transaction_id"] = originalTransactionID.map(JSONValue.string)
-        object.setDate(.purchase, purchaseDate, zone)
-        object.setDate(.originalPurchase, originalPurchaseDate, zone)
-        object.setDate(.expires, expiresDate, zone)
-        object.setDate(.cancellation, cancellationDate, zone)
-        object["web_order_line_item_id"] = webOrderLineItemID.map { .string(String($0)) }
-        object["is_trial_period"] = isTrialPeriod.map { .string(String($0)) }
-        object["is_in_intro_offer_period"] = isInIntroOfferPeriod.map { .string(String($0)) }
-        object["promotional_offer_id"] = promotionalOfferID.map(JSONValue.string)
-        return object
+        JSONObject { addVerifyReceiptJSON(to: &$0, pacificTime: zone) }
+    }
+
+    /// Adds the members of ``verifyReceiptJSON(pacificTime:)`` to `object`, in the same order.
+    public func addVerifyReceiptJSON<Object: JSONObjectBuilder>(
+        to object: inout Object, pacificTime zone: TimeZoneRules?
+    ) {
+        object.add("quantity", string: quantity.map { String($0) })
+        object.add("product_id", string: productID)
+        object.add("transaction_id", string: transactionID)
+        object.add("original_transaction_id", string: originalTransactionID)
+        object.addDate(.purchase, purchaseDate, zone)
+        object.addDate(.originalPurchase, originalPurchaseDate, zone)
+        object.addDate(.expires, expiresDate, zone)
+        object.addDate(.cancellation, cancellationDate, zone)
+        object.add("web_order_line_item_id", string: webOrderLineItemID.map { String($0) })
+        object.add("is_trial_period", string: isTrialPeriod.map { String($0) })
+        object.add("is_in_intro_offer_period", string: isInIntroOfferPeriod.map { String($0) })
+        object.add("promotional_offer_id", string: promotionalOfferID)
     }
 
     /// Reads one purchase from the same vocabulary, with the same leniency as ``Receipt/init(json:extraKeys:)``;
@@ -153,12 +166,14 @@ private struct DateKeys {
     static let cancellation = DateKeys("cancellation_date")
 }
 
-extension JSONObject {
-    fileprivate mutating func setDate(_ keys: DateKeys, _ date: ReceiptDate?, _ zone: TimeZoneRules?) {
+extension JSONObjectBuilder {
+    /// A date's members: its text in verifyReceipt's form, its `_ms` twin as a string and, with `zone`, its `_pst`
+    /// twin; nothing when `date` is nil.
+    fileprivate mutating func addDate(_ keys: DateKeys, _ date: ReceiptDate?, _ zone: TimeZoneRules?) {
         guard let date else { return }
-        self[keys.text] = .string(date.appleFormat)
-        self[keys.milliseconds] = .string(String(date.millisecondsSince1970))
-        if let zone { self[keys.pacific] = .string(date.appleFormat(in: zone)) }
+        add(keys.text, string: date.appleFormat)
+        add(keys.milliseconds, string: String(date.millisecondsSince1970))
+        if let zone { add(keys.pacific, string: date.appleFormat(in: zone)) }
     }
 }
 

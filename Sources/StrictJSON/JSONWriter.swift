@@ -81,7 +81,7 @@ extension JSONValue {
 }
 
 /// Writes JSON strings from their UTF-8: the runs between bytes that need an escape are copied whole.
-private enum JSONStringWriter {
+enum JSONStringWriter {
     /// Appends `text` to `output` as a quoted JSON string.
     static func write(_ text: String, to output: inout [UInt8]) {
         output.append(UInt8(ascii: "\""))

@@ -203,25 +203,29 @@ enum Batch {
 
     private static func unreadableLine(_ file: String, _ message: String, json: Bool) -> [UInt8] {
         guard json else { return Array("\(file): unreadable: \(message)\n".utf8) }
-        let line = JSONObject([
-            "file": .string(file), "valid": .bool(false),
-            "error": .object(JSONObject(["code": .string("unreadable_file"), "message": .string(message)])),
-        ])
-        return jsonLine(line)
+        return jsonLine { line in
+            line.add("file", string: file)
+            line.add("valid", .bool(false))
+            line.addObject("error") { error in
+                error.add("code", string: "unreadable_file")
+                error.add("message", string: message)
+            }
+        }
     }
 
     private static func jsonLine(
         _ file: String, _ result: Result<VerifiedPurchaseProof, PurchaseProofError>, format: PurchaseProofFormat
     ) -> [UInt8] {
-        var line = JSONObject(["file": .string(file)])
-        for member in ProofOutput.json(result, format: format).members { line[member.key] = member.value }
-        return jsonLine(line)
+        jsonLine { line in
+            line.add("file", string: file)
+            ProofOutput.add(result, format: format, to: &line)
+        }
     }
 
-    /// `object` as one line of output.
-    private static func jsonLine(_ object: JSONObject) -> [UInt8] {
+    /// The object whose members `build` adds, as one line of output.
+    private static func jsonLine(_ build: (inout JSONObjectWriter) -> Void) -> [UInt8] {
         var line: [UInt8] = []
-        JSONValue.object(object).write(to: &line)
+        JSONObjectWriter.write(to: &line, build)
         line.append(UInt8(ascii: "\n"))
         return line
     }

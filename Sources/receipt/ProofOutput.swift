@@ -10,29 +10,40 @@ enum ProofOutput {
     static func json(_ result: Result<VerifiedPurchaseProof, PurchaseProofError>, format: PurchaseProofFormat)
         -> JSONObject
     {
+        JSONObject { add(result, format: format, to: &$0) }
+    }
+
+    /// Adds the members of ``json(_:format:)`` to `object`, in the same order.
+    static func add<Object: JSONObjectBuilder>(
+        _ result: Result<VerifiedPurchaseProof, PurchaseProofError>, format: PurchaseProofFormat,
+        to object: inout Object
+    ) {
         switch result {
         case .success(let proof):
-            var object = JSONObject([
-                "valid": .bool(true), "status": .integer(0), "format": .string(proof.format.rawValue),
-            ])
+            object.add("valid", .bool(true))
+            object.add("status", integer: 0)
+            object.add("format", string: proof.format.rawValue)
             switch proof {
-            case .appReceipt(let verified): object["receipt"] = .object(verified.receipt.verifyReceiptJSON)
-            case .legacyTransactionReceipt(let verified): object["receipt"] = .object(verified.verifyReceiptJSON)
-            case .signedTransaction(_, let jws): signedData(.transaction, jws, into: &object)
-            case .signedRenewalInfo(_, let jws): signedData(.renewalInfo, jws, into: &object)
-            case .signedAppTransaction(_, let jws): signedData(.appTransaction, jws, into: &object)
-            case .otherSignedData(let jws): signedData(.other, jws, into: &object)
+            case .appReceipt(let verified):
+                object.addObject("receipt") { verified.receipt.addVerifyReceiptJSON(to: &$0, pacificTime: nil) }
+            case .legacyTransactionReceipt(let verified): object.add("receipt", .object(verified.verifyReceiptJSON))
+            case .signedTransaction(_, let jws): signedData(.transaction, jws, to: &object)
+            case .signedRenewalInfo(_, let jws): signedData(.renewalInfo, jws, to: &object)
+            case .signedAppTransaction(_, let jws): signedData(.appTransaction, jws, to: &object)
+            case .otherSignedData(let jws): signedData(.other, jws, to: &object)
             case .serverNotification(let notification):
-                object["notification"] = .object(notification.signedPayload.payload)
-                object["transaction"] = notification.signedTransactionInfo.map { .object($0.payload) }
-                object["renewal_info"] = notification.signedRenewalInfo.map { .object($0.payload) }
+                object.add("notification", .object(notification.signedPayload.payload))
+                object.add("transaction", notification.signedTransactionInfo.map { .object($0.payload) })
+                object.add("renewal_info", notification.signedRenewalInfo.map { .object($0.payload) })
             }
-            return object
         case .failure(let error):
-            return JSONObject([
-                "valid": .bool(false), "status": .integer(error.status), "format": .string(format.rawValue),
-                "error": .object(JSONObject(["code": .string(error.code), "message": .string(error.message)])),
-            ])
+            object.add("valid", .bool(false))
+            object.add("status", integer: Int64(error.status))
+            object.add("format", string: format.rawValue)
+            object.addObject("error") { details in
+                details.add("code", string: error.code)
+                details.add("message", string: error.message)
+            }
         }
     }
 
@@ -41,9 +52,11 @@ enum ProofOutput {
         format == .unrecognized ? "\(error)" : "invalid \(format.rawValue): \(error)"
     }
 
-    private static func signedData(_ kind: SignedDataKind, _ jws: VerifiedJWS, into object: inout JSONObject) {
-        object["kind"] = .string(kind.rawValue)
-        object["payload"] = .object(jws.payload)
+    private static func signedData<Object: JSONObjectBuilder>(
+        _ kind: SignedDataKind, _ jws: VerifiedJWS, to object: inout Object
+    ) {
+        object.add("kind", string: kind.rawValue)
+        object.add("payload", .object(jws.payload))
     }
 
     /// The readable summary of a verified proof.

@@ -1,3 +1,4 @@
+import Foundation
 import ReceiptModel
 import StrictJSON
 import ZoneInfo
@@ -169,6 +170,20 @@ struct ReceiptDateFormattingTests {
     func appleFormatOutput() {
         #expect(ReceiptDate(millisecondsSince1970: june5Noon + 999).appleFormat == "2024-06-05 12:00:00 Etc/GMT")
         #expect(ReceiptDate(millisecondsSince1970: 1_709_164_800_000).appleFormat == "2024-02-29 00:00:00 Etc/GMT")
+    }
+
+    @Test("Apple's format is RFC 3339's date and time with a space between, from year 0000 to 9999 and beyond")
+    func appleFormatMatchesRFC3339() {
+        let first: Int64 = -62_167_219_200_000  // 0000-01-01T00:00:00Z
+        let last: Int64 = 253_402_300_799_999  // 9999-12-31T23:59:59.999Z
+        var instants = Array(stride(from: first, through: last, by: 7_919_777_777))
+        instants += [first, last, first - 1, last + 1, -1, 0, 951_782_400_000]
+        for milliseconds in instants {
+            let date = ReceiptDate(millisecondsSince1970: milliseconds)
+            let rfc3339 = ReceiptDate(secondsSince1970: date.secondsSince1970).rfc3339
+            let expected = rfc3339.dropLast().replacingOccurrences(of: "T", with: " ") + " Etc/GMT"
+            #expect(date.appleFormat == expected, "\(milliseconds)")
+        }
     }
 
     @Test("whole seconds round down, also before 1970")

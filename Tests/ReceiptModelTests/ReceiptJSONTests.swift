@@ -1,6 +1,7 @@
 import ReceiptModel
 import StrictJSON
 import Testing
+import ZoneInfo
 
 /// 2024-06-05T12:00:00Z.
 private let june5Noon: Int64 = 1_717_588_800_000
@@ -125,6 +126,24 @@ struct VerifyReceiptJSONOutputTests {
             #"{"bundle_id":"com.example.app","receipt_creation_date":"2024-06-05 12:00:00 Etc/GMT","#
             + #""receipt_creation_date_ms":"1717588800000","in_app":[]}"#
         #expect(JSONValue.object(Sample.minimalReceipt.verifyReceiptJSON).serialized() == expected)
+    }
+
+    @Test(
+        "written as members are added, verifyReceipt's object has its tree's bytes, with and without Pacific time")
+    func writtenWithoutTree() throws {
+        let zone = try #require(PacificTimeTests.pacific)
+        let request = ReceiptDate(millisecondsSince1970: 1_595_440_486_402)
+        for receipt in [Self.receipt, Sample.minimalReceipt] {
+            for (pacific, requestDate) in [(nil, nil), (zone, request), (zone, nil)] as [(TimeZoneRules?, ReceiptDate?)]
+            {
+                var written: [UInt8] = []
+                JSONObjectWriter.write(to: &written) {
+                    receipt.addVerifyReceiptJSON(to: &$0, pacificTime: pacific, requestDate: requestDate)
+                }
+                let tree = receipt.verifyReceiptJSON(pacificTime: pacific, requestDate: requestDate)
+                #expect(written == JSONValue.object(tree).serializedBytes())
+            }
+        }
     }
 
     @Test("a purchase without a quantity has no quantity key")

@@ -1,0 +1,151 @@
+/// Takes the members of one JSON object, in order: a ``JSONObject`` keeps them as a tree, a ``JSONObjectWriter``
+/// writes their compact text at once. An object described once, against this protocol, comes out of both with the
+/// same members in the same order, and the writer's bytes are those ``JSONValue/write(to:pretty:)`` writes for the
+/// tree.
+///
+/// Each key is added at most once per object: a builder does not look for an earlier member with the same key.
+public protocol JSONObjectBuilder {
+    /// Adds the member `key` with `value`.
+    mutating func add(_ key: String, _ value: JSONValue)
+
+    /// Adds the member `key` with the string `value`.
+    mutating func add(_ key: String, string value: String)
+
+    /// Adds the member `key` with the number `value`.
+    mutating func add(_ key: String, integer value: Int64)
+
+    /// Adds the member `key` with an object whose members `build` adds to the builder it is given.
+    mutating func addObject(_ key: String, _ build: (inout Self) -> Void)
+
+    /// Adds the member `key` with an array of objects: one per element of `elements`, in order, whose members
+    /// `build` adds to the builder it is given.
+    mutating func addObjects<Elements: Sequence>(
+        _ key: String, _ elements: Elements, _ build: (Elements.Element, inout Self) -> Void)
+}
+
+extension JSONObjectBuilder {
+    /// Adds the member `key` with the string `value`; nothing when `value` is nil.
+    public mutating func add(_ key: String, string value: String?) {
+        if let value { add(key, string: value) }
+    }
+
+    /// Adds the member `key` with the number `value`; nothing when `value` is nil.
+    public mutating func add(_ key: String, integer value: Int64?) {
+        if let value { add(key, integer: value) }
+    }
+
+    /// Adds the member `key` with `value`; nothing when `value` is nil.
+    public mutating func add(_ key: String, _ value: JSONValue?) {
+        if let value { add(key, value) }
+    }
+}
+
+extension JSONObject: JSONObjectBuilder {
+    /// The object whose members `build` adds.
+    public init(building build: (inout JSONObject) -> Void) {
+        self.init()
+        build(&self)
+    }
+
+    public mutating func add(_ key: String, _ value: JSONValue) {
+        self[key] = value
+    }
+
+    public mutating func add(_ key: String, string value: String) {
+        self[key] = .string(value)
+    }
+
+    public mutating func add(_ key: String, integer value: Int64) {
+        self[key] = .integer(value)
+    }
+
+    public mutating func addObject(_ key: String, _ build: (inout JSONObject) -> Void) {
+        var object = JSONObject()
+        build(&object)
+        self[key] = .object(object)
+    }
+
+    public mutating func addObjects<Elements: Sequence>(
+        _ key: String, _ elements: Elements, _ build: (Elements.Element, inout JSONObject) -> Void
+    ) {
+        self[key] = .array(
+            elements.map { element in
+                var object = JSONObject()
+                build(element, &object)
+                return .object(object)
+            })
+    }
+}
+
+/// Writes one JSON object's compact text as its members are added, with no tree in between: the bytes
+/// ``JSONValue/write(to:pretty:)`` writes for the same members, without `pretty`.
+public struct JSONObjectWriter: JSONObjectBuilder {
+    private var output: [UInt8]
+    /// Whether the innermost object being written has no member yet.
+    private var empty = true
+
+    private init(output: [UInt8]) {
+        self.output = output
+    }
+
+    /// Appends to `output` the object whose members `build` adds, leaving what `output` holds untouched.
+    public static func write(to output: inout [UInt8], _ build: (inout JSONObjectWriter) -> Void) {
+        var writer = JSONObjectWriter(output: [])
+        swap(&writer.output, &output)
+        writer.output.append(UInt8(ascii: "{"))
+        build(&writer)
+        writer.output.append(UInt8(ascii: "}"))
+        swap(&writer.output, &output)
+    }
+
+    public mutating func add(_ key: String, _ value: JSONValue) {
+        writeKey(key)
+        value.write(to: &output)
+    }
+
+    public mutating func add(_ key: String, string value: String) {
+        writeKey(key)
+        JSONStringWriter.write(value, to: &output)
+    }
+
+    public mutating func add(_ key: String, integer value: Int64) {
+        writeKey(key)
+        output.append(contentsOf: String(value).utf8)
+    }
+
+    public mutating func addObject(_ key: String, _ build: (inout JSONObjectWriter) -> Void) {
+        writeKey(key)
+        writeObject(build)
+    }
+
+    public mutating func addObjects<Elements: Sequence>(
+        _ key: String, _ elements: Elements, _ build: (Elements.Element, inout JSONObjectWriter) -> Void
+    ) {
+        writeKey(key)
+        output.append(UInt8(ascii: "["))
+        var first = true
+        for element in elements {
+            if !first { output.append(UInt8(ascii: ",")) }
+            first = false
+            writeObject { build(element, &$0) }
+        }
+        output.append(UInt8(ascii: "]"))
+    }
+
+    /// `,` unless this is the object's first member, then `"key":`.
+    private mutating func writeKey(_ key: String) {
+        if !empty { output.append(UInt8(ascii: ",")) }
+        empty = false
+        JSONStringWriter.write(key, to: &output)
+        output.append(UInt8(ascii: ":"))
+    }
+
+    /// `{`, the members `build` adds, `}`; the enclosing object's state is kept across it.
+    private mutating func writeObject(_ build: (inout JSONObjectWriter) -> Void) {
+        output.append(UInt8(ascii: "{"))
+        empty = true
+        build(&self)
+        output.append(UInt8(ascii: "}"))
+        empty = false
+    }
+}

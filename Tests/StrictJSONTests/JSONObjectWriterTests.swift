@@ -1,0 +1,82 @@
+import StrictJSON
+import Testing
+
+/// Adds the members of `object` to `builder` the way code that describes an object does: nested objects and
+/// arrays of objects through the builder, strings and integers as such, anything else as a value.
+private func add<Builder: JSONObjectBuilder>(_ object: JSONObject, to builder: inout Builder) {
+    for member in object.members {
+        switch member.value {
+        case .object(let nested): builder.addObject(member.key) { add(nested, to: &$0) }
+        case .array(let elements) where !elements.isEmpty && elements.allSatisfy(\.isObject):
+            builder.addObjects(member.key, elements.compactMap(\.objectValue)) { add($0, to: &$1) }
+        case .string(let text): builder.add(member.key, string: text)
+        case .number(let text) where Int64(text).map(String.init) == text:
+            builder.add(member.key, integer: Int64(text))
+        default: builder.add(member.key, member.value)
+        }
+    }
+}
+
+extension JSONValue {
+    fileprivate var isObject: Bool { objectValue != nil }
+
+    fileprivate var objectValue: JSONObject? {
+        if case .object(let object) = self { object } else { nil }
+    }
+}
+
+/// Records an issue at the caller unless `object`, added member by member, comes out of a ``JSONObjectWriter`` as
+/// the bytes the tree is written as, appended after what the buffer held, and out of a ``JSONObject`` equal to it.
+private func expectSameOutput(_ object: JSONObject, sourceLocation: SourceLocation = #_sourceLocation) {
+    var written = Array("prefix".utf8)
+    JSONObjectWriter.write(to: &written) { add(object, to: &$0) }
+    #expect(
+        written == Array("prefix".utf8) + JSONValue.object(object).serializedBytes(), sourceLocation: sourceLocation)
+    var built = JSONObject()
+    add(object, to: &built)
+    #expect(built == object, sourceLocation: sourceLocation)
+}
+
+@Suite("JSON output written as members are added, without a tree")
+struct JSONObjectWriterTests {
+    @Test(
+        "every JSON object of the repository, added member by member, is written as its tree is",
+        arguments: RepositoryJSON.vectors.filter { $0.value.isObject })
+    func repositoryObject(_ vector: JSONVector) throws {
+        expectSameOutput(try #require(vector.value.objectValue))
+    }
+
+    @Test("the tricky document of the writer's tests, added member by member, is written as its tree is")
+    func trickyDocumentObject() throws {
+        expectSameOutput(JSONObject(["document": trickyDocument, "again": trickyDocument]))
+    }
+
+    @Test("an empty object, empty nested objects and an empty array of objects are written as their trees are")
+    func emptyContainers() {
+        var written: [UInt8] = []
+        JSONObjectWriter.write(to: &written) { _ in }
+        #expect(written == Array("{}".utf8))
+        written = []
+        JSONObjectWriter.write(to: &written) { object in
+            object.addObject("a") { _ in }
+            object.addObjects("b", [Int]()) { _, _ in }
+            object.addObjects("c", [1, 2]) { _, _ in }
+            object.addObject("d") { $0.addObject("e") { _ in } }
+        }
+        #expect(String(decoding: written, as: UTF8.self) == #"{"a":{},"b":[],"c":[{},{}],"d":{"e":{}}}"#)
+    }
+
+    @Test("integers at both ends of 64 bits and nil members are written as the tree writes them")
+    func integersAndAbsentMembers() {
+        let object = JSONObject(["min": .integer(Int64.min), "max": .integer(Int64.max), "zero": .integer(0)])
+        expectSameOutput(object)
+        var written: [UInt8] = []
+        JSONObjectWriter.write(to: &written) { object in
+            object.add("absent", string: String?.none)
+            object.add("absent number", integer: Int64?.none)
+            object.add("absent value", JSONValue?.none)
+            object.add("present", integer: Int64?.some(7))
+        }
+        #expect(String(decoding: written, as: UTF8.self) == #"{"present":7}"#)
+    }
+}
