@@ -76,16 +76,44 @@ public enum Base64 {
     /// anywhere are ignored; any other byte (tabs, a lone CR, `-`, `_`) is an error.
     public static func decode(_ text: some Collection<UInt8>) throws(DecodingError) -> [UInt8] {
         let input = Array(text)
-        var output: [UInt8] = []
-        output.reserveCapacity(input.count / 4 * 3 + 2)
+        let table = values
+        // At most three bytes for every four characters, and two for the three or fewer after them.
+        return try [UInt8](capacity: input.count / 4 * 3 + 2) { output throws(DecodingError) in
+            try decode(input.span, table: table.span, into: &output)
+        }
+    }
+
+    /// What ``decode(_:)`` does, into `output`, which has room for three bytes per four bytes of `input` and two
+    /// more. Four alphabet characters at a group boundary, before any padding (almost all of a base64 text), are
+    /// decoded together; everything else one character at a time.
+    private static func decode(
+        _ input: Span<UInt8>, table: Span<UInt8>, into output: inout OutputSpan<UInt8>
+    ) throws(DecodingError) {
         // The sextets of the group being read, oldest in the high bits, and how many there are.
         var group: UInt32 = 0
         var inGroup = 0
         var padding = 0
         var paddingStart = 0
-        for offset in input.indices {
+        var offset = 0
+        while offset < input.count {
+            if inGroup == 0 && padding == 0 && offset + 4 <= input.count {
+                let first = table[Int(input[offset])]
+                let second = table[Int(input[offset + 1])]
+                let third = table[Int(input[offset + 2])]
+                let fourth = table[Int(input[offset + 3])]
+                // Alphabet values are below 64; 0xFF marks every other byte.
+                if (first | second | third | fourth) & 0xC0 == 0 {
+                    let quad = UInt32(first) << 18 | UInt32(second) << 12 | UInt32(third) << 6 | UInt32(fourth)
+                    output.append(UInt8(truncatingIfNeeded: quad >> 16))
+                    output.append(UInt8(truncatingIfNeeded: quad >> 8))
+                    output.append(UInt8(truncatingIfNeeded: quad))
+                    offset += 4
+                    continue
+                }
+            }
             let byte = input[offset]
-            let value = values[Int(byte)]
+            let value = table[Int(byte)]
+            offset += 1
             if value != 0xFF {
                 guard padding == 0 else { throw DecodingError(reason: .misplacedPadding, offset: paddingStart) }
                 group = group << 6 | UInt32(value)
@@ -103,15 +131,15 @@ public enum Base64 {
             case UInt8(ascii: " "), UInt8(ascii: "\n"):
                 continue
             case UInt8(ascii: "\r"):
-                guard offset + 1 < input.count, input[offset + 1] == UInt8(ascii: "\n") else {
-                    throw DecodingError(reason: .invalidCharacter(byte), offset: offset)
+                guard offset < input.count, input[offset] == UInt8(ascii: "\n") else {
+                    throw DecodingError(reason: .invalidCharacter(byte), offset: offset - 1)
                 }
             case UInt8(ascii: "="):
-                if padding == 0 { paddingStart = offset }
+                if padding == 0 { paddingStart = offset - 1 }
                 padding += 1
-                guard padding <= 2 else { throw DecodingError(reason: .misplacedPadding, offset: offset) }
+                guard padding <= 2 else { throw DecodingError(reason: .misplacedPadding, offset: offset - 1) }
             default:
-                throw DecodingError(reason: .invalidCharacter(byte), offset: offset)
+                throw DecodingError(reason: .invalidCharacter(byte), offset: offset - 1)
             }
         }
         guard (inGroup + padding) % 4 == 0 else {
@@ -125,6 +153,5 @@ public enum Base64 {
             output.append(UInt8(truncatingIfNeeded: group >> 10))
             output.append(UInt8(truncatingIfNeeded: group >> 2))
         }
-        return output
     }
 }

@@ -34,6 +34,15 @@ extension HTTPResponse {
         body.append(UInt8(ascii: "\n"))
         return HTTPResponse(status: status, headers: [("Content-Type", "application/json")], body: body)
     }
+
+    /// The object whose members `build` adds, written as they are added (no tree in between), with a JSON
+    /// content type: the same body as ``json(status:_:)`` for the same members.
+    static func json(status: Int = 200, writing build: (inout JSONObjectWriter) -> Void) -> HTTPResponse {
+        var body: [UInt8] = []
+        JSONObjectWriter.write(to: &body, build)
+        body.append(UInt8(ascii: "\n"))
+        return HTTPResponse(status: status, headers: [("Content-Type", "application/json")], body: body)
+    }
 }
 
 extension HTTPRequest {

@@ -71,26 +71,33 @@ extension ReceiptService {
                 21009, code: "ledger_unavailable", message: "the ledger could not be read: \(error.publicDetail)")
         }
         metrics.recordVerification(outcome: "valid")
-        var object = JSONObject([
-            "status": .integer(0), "environment": .string(configuration.environment.rawValue),
-            "receipt": .object(receipt.verifyReceiptJSON(pacificTime: pacificTime, requestDate: requestDate)),
-        ])
         // As Apple's, latest_receipt_info and latest_receipt come only with auto-renewable subscriptions
         // (purchases that expire).
-        guard latest.transactions.contains(where: { $0.expiresDate != nil }) else { return .json(object) }
-        let listed =
-            parsed.excludeOldTransactions ? Self.latestOfEachSubscription(latest.transactions) : latest.transactions
-        let catalog = configuration.catalog(forBundleID: receipt.bundleID)
-        object["latest_receipt_info"] = .array(listed.map { .object(latestReceiptInfo($0, catalog: catalog)) })
-        if !latest.ledgerHasNewer {
-            object["latest_receipt"] = .string(Self.canonicalBase64(parsed))
-        } else if configuration.signer != nil {
+        let subscribed = latest.transactions.contains { $0.expiresDate != nil }
+        var latestReceipt: String?
+        if subscribed && !latest.ledgerHasNewer {
+            latestReceipt = Self.canonicalBase64(parsed)
+        } else if subscribed && configuration.signer != nil {
             var updated = receipt
             updated.inAppPurchases = latest.transactions
             // A receipt this service would itself refuse (too many purchases, too large) is not issued.
-            if let signed = try? issue(updated) { object["latest_receipt"] = .string(Base64.encode(signed)) }
+            latestReceipt = (try? issue(updated)).map(Base64.encode)
         }
-        return .json(object)
+        return .json(writing: { answer in
+            answer.add("status", integer: 0)
+            answer.add("environment", string: configuration.environment.rawValue)
+            answer.addObject("receipt") {
+                receipt.addVerifyReceiptJSON(to: &$0, pacificTime: pacificTime, requestDate: requestDate)
+            }
+            guard subscribed else { return }
+            let listed =
+                parsed.excludeOldTransactions ? Self.latestOfEachSubscription(latest.transactions) : latest.transactions
+            let catalog = configuration.catalog(forBundleID: receipt.bundleID)
+            answer.addObjects("latest_receipt_info", listed) { purchase, entry in
+                addLatestReceiptInfo(purchase, catalog: catalog, to: &entry)
+            }
+            answer.add("latest_receipt", string: latestReceipt)
+        })
     }
 
     /// Why a receipt of `receiptType` is not for this service, as verifyReceipt answers it: 21007 for a sandbox
@@ -124,14 +131,15 @@ extension ReceiptService {
         (production ? productionReceiptTypes : sandboxReceiptTypes).sorted().joined(separator: ", ")
     }
 
-    /// One entry of `latest_receipt_info`: the purchase as in `in_app`, and for a subscription the catalog's
+    /// Adds the members of one entry of `latest_receipt_info`: the purchase as in `in_app`, and for a subscription the catalog's
     /// group as `subscription_group_identifier`, as Apple's entries carry it.
-    func latestReceiptInfo(_ purchase: InAppPurchase, catalog: Catalog?) -> JSONObject {
-        var entry = purchase.verifyReceiptJSON(pacificTime: pacificTime)
+    func addLatestReceiptInfo<Entry: JSONObjectBuilder>(
+        _ purchase: InAppPurchase, catalog: Catalog?, to entry: inout Entry
+    ) {
+        purchase.addVerifyReceiptJSON(to: &entry, pacificTime: pacificTime)
         if let product = catalog?.product(purchase.productID), product.type == .autoRenewable {
-            entry["subscription_group_identifier"] = product.group.map(JSONValue.string)
+            entry.add("subscription_group_identifier", string: product.group)
         }
-        return entry
     }
 
     /// The receipt data as Apple echoes it in `latest_receipt`: base64 without line breaks or spaces (the text as

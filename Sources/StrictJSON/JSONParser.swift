@@ -189,7 +189,11 @@ struct JSONParser {
         var unescaped: [UInt8] = []
         var runStart = index
         while true {
-            guard index < bytes.count else { throw error(.unexpectedEnd, at: index) }
+            // The bytes a string's reader must stop at (its end, an escape, a control character) are those its
+            // writer escapes: the runs between them are skipped eight bytes at a time.
+            let next = bytes.withUnsafeBufferPointer { JSONStringWriter.nextEscape(in: $0, from: index) }
+            guard let next else { throw error(.unexpectedEnd, at: bytes.count) }
+            index = next
             let byte = bytes[index]
             if byte == UInt8(ascii: "\"") {
                 let end = index
@@ -199,10 +203,6 @@ struct JSONParser {
                 return String(decoding: unescaped, as: UTF8.self)
             }
             if byte < 0x20 { throw error(.controlCharacterInString, at: index) }
-            if byte != UInt8(ascii: "\\") {
-                index += 1
-                continue
-            }
             unescaped.append(contentsOf: bytes[runStart..<index])
             let escapeStart = index
             index += 1

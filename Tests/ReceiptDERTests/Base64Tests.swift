@@ -92,6 +92,20 @@ struct Base64Tests {
         #expect(error?.offset == offset)
     }
 
+    @Test("a byte outside the alphabet at any position of a long text is rejected at that offset, whatever follows")
+    func invalidCharacterAnywhere() {
+        let valid = Array(Base64.encode((0..<48).map { UInt8($0) }).utf8)
+        for offset in valid.indices {
+            for bad in [UInt8(ascii: "-"), UInt8(ascii: "\t"), 0x00, 0xFF] {
+                var text = valid
+                text[offset] = bad
+                let error = decodingError(text)
+                #expect(error?.reason == .invalidCharacter(bad), "at \(offset)")
+                #expect(error?.offset == offset)
+            }
+        }
+    }
+
     @Test(
         "text whose base64 characters are not a multiple of four is rejected",
         arguments: ["Z", "Zg", "Zg=", "Zm9", "Zm9vY", "Zm9vYg", "Zm9vYg=", "=", "==", "Zm9vYmFy=", "Zm9vYmFy=="])
