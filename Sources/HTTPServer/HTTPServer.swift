@@ -23,17 +23,25 @@ internal import Synchronization
 public final class HTTPServer: Sendable {
     private let configuration: HTTPServerConfiguration
     private let handler: @Sendable (HTTPRequest) -> HTTPResponse
+    private let waits: @Sendable (HTTPRequest) -> Bool
     private let daemon = Mutex<RunningServer?>(nil)
 
     /// Creates a stopped server; nothing is bound until ``start()``.
     ///
-    /// - Parameter handler: called once per complete request, concurrently from the server's threads; it must not
-    ///   call ``stop()``.
+    /// - Parameters:
+    ///   - waits: says, for a complete request, whether its handler will mostly wait (for a commit, another
+    ///     server) rather than compute. Such a request's connection is set aside and its handler run on one of
+    ///     ``HTTPServerConfiguration/waitingThreads`` threads, so the daemons' threads serve other connections
+    ///     meanwhile; its response is then sent as any other. By default no request waits.
+    ///   - handler: called once per complete request, concurrently from the server's threads; it must not call
+    ///     ``stop()``.
     public init(
         configuration: HTTPServerConfiguration = HTTPServerConfiguration(),
+        waits: @escaping @Sendable (HTTPRequest) -> Bool = { _ in false },
         handler: @escaping @Sendable (HTTPRequest) -> HTTPResponse
     ) {
         self.configuration = configuration
+        self.waits = waits
         self.handler = handler
     }
 
@@ -50,7 +58,8 @@ public final class HTTPServer: Sendable {
             }
             try configuration.validate()
             let socket = try ListenSocket.open(ListenAddress(host: configuration.host, port: configuration.port))
-            running = try RunningServer.start(listeningOn: socket, configuration: configuration, handler: handler)
+            running = try RunningServer.start(
+                listeningOn: socket, configuration: configuration, waits: waits, handler: handler)
         }
     }
 

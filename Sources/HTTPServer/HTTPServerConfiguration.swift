@@ -36,10 +36,14 @@ public struct HTTPServerConfiguration: Sendable {
     /// How long ``HTTPServer/stop()`` waits for requests already being handled to finish sending their responses
     /// before closing their connections. At least 0.
     public var shutdownGracePeriodSeconds: Int
+    /// How many threads run the handler for requests the application says wait rather than compute (see
+    /// ``HTTPServer/init(configuration:waits:handler:)``): so many of them can wait at once while ``threads``
+    /// serve every other connection. At least 1.
+    public var waitingThreads: Int
 
     /// Creates a configuration; the defaults listen on loopback on an ephemeral port with one thread per active
     /// processor, 256 connections of which 64 per client, a 30-second idle timeout, 10 seconds for a request's head
-    /// and 30 for its body, a 1 MiB body limit and a 10-second shutdown grace.
+    /// and 30 for its body, a 1 MiB body limit, a 10-second shutdown grace and 64 threads for waiting handlers.
     public init(
         host: String = "127.0.0.1",
         port: UInt16 = 0,
@@ -50,7 +54,8 @@ public struct HTTPServerConfiguration: Sendable {
         requestHeaderTimeoutSeconds: Int = 10,
         requestBodyTimeoutSeconds: Int = 30,
         maximumBodyBytes: Int = 1 << 20,
-        shutdownGracePeriodSeconds: Int = 10
+        shutdownGracePeriodSeconds: Int = 10,
+        waitingThreads: Int = 64
     ) {
         self.host = host
         self.port = port
@@ -62,6 +67,7 @@ public struct HTTPServerConfiguration: Sendable {
         self.requestBodyTimeoutSeconds = requestBodyTimeoutSeconds
         self.maximumBodyBytes = maximumBodyBytes
         self.shutdownGracePeriodSeconds = shutdownGracePeriodSeconds
+        self.waitingThreads = waitingThreads
     }
 
     /// The number of processors currently available to this process, the default thread count.
@@ -85,6 +91,7 @@ public struct HTTPServerConfiguration: Sendable {
         try Self.check(requestBodyTimeoutSeconds, in: 1...limit, field: "requestBodyTimeoutSeconds")
         try Self.check(maximumBodyBytes, in: 0...limit, field: "maximumBodyBytes")
         try Self.check(shutdownGracePeriodSeconds, in: 0...limit, field: "shutdownGracePeriodSeconds")
+        try Self.check(waitingThreads, in: 1...1024, field: "waitingThreads")
     }
 
     private static func check(_ value: Int, in range: ClosedRange<Int>, field: String) throws(HTTPServerError) {

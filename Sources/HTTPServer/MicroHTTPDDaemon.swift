@@ -7,6 +7,9 @@ private import Synchronization
 /// has stopped.
 final class ServerContext: Sendable {
     let handler: @Sendable (HTTPRequest) -> HTTPResponse
+    let waits: @Sendable (HTTPRequest) -> Bool
+    /// Where the handlers of requests that ``waits`` picks run, their connections suspended meanwhile.
+    let waitingPool: BlockingWorkPool
     let maximumBodyBytes: Int
     let headerTimeout: Int64
     let bodyTimeout: Int64
@@ -16,10 +19,12 @@ final class ServerContext: Sendable {
     let errorAnswers: [MicroHTTPDErrorAnswers]
 
     init(
-        handler: @escaping @Sendable (HTTPRequest) -> HTTPResponse, configuration: HTTPServerConfiguration,
-        table: ConnectionTable
+        handler: @escaping @Sendable (HTTPRequest) -> HTTPResponse, waits: @escaping @Sendable (HTTPRequest) -> Bool,
+        configuration: HTTPServerConfiguration, table: ConnectionTable
     ) {
         self.handler = handler
+        self.waits = waits
+        waitingPool = BlockingWorkPool(threads: configuration.waitingThreads)
         self.maximumBodyBytes = configuration.maximumBodyBytes
         self.headerTimeout = Int64(configuration.requestHeaderTimeoutSeconds) * 1_000_000_000
         self.bodyTimeout = Int64(configuration.requestBodyTimeoutSeconds) * 1_000_000_000
@@ -53,12 +58,12 @@ final class RunningServer: @unchecked Sendable {
     /// outcome; throws ``HTTPServerError/Code/daemonStartFailed`` when libmicrohttpd or the gate cannot start.
     static func start(
         listeningOn socket: ListenSocket, configuration: HTTPServerConfiguration,
-        handler: @escaping @Sendable (HTTPRequest) -> HTTPResponse
+        waits: @escaping @Sendable (HTTPRequest) -> Bool, handler: @escaping @Sendable (HTTPRequest) -> HTTPResponse
     ) throws(HTTPServerError) -> RunningServer {
         let table = ConnectionTable(
             maximumConnections: configuration.maximumConnections,
             maximumPerClient: configuration.maximumConnectionsPerClient, daemons: configuration.threads)
-        let context = ServerContext(handler: handler, configuration: configuration, table: table)
+        let context = ServerContext(handler: handler, waits: waits, configuration: configuration, table: table)
         var daemons: [OpaquePointer] = []
         for index in 0..<configuration.threads {
             guard let daemon = startDaemon(configuration, context, index: index) else { break }
@@ -88,8 +93,9 @@ final class RunningServer: @unchecked Sendable {
 
     /// Closes the listening socket (new connections are refused) and the connections whose first head was still
     /// being read, waits up to `gracePeriodSeconds` for the requests the application has already seen to finish
-    /// sending their responses, then stops the daemons, closing every remaining connection and joining their
-    /// threads.
+    /// sending their responses, then lets the waiting handlers still running end and resume their connections
+    /// (libmicrohttpd must not stop with a connection suspended), then stops the daemons, closing every remaining
+    /// connection and joining their threads.
     func stop(gracePeriodSeconds: Int) {
         gate?.stop()
         gate = nil
@@ -98,6 +104,7 @@ final class RunningServer: @unchecked Sendable {
     }
 
     private func stopDaemons() {
+        context.waitingPool.finish()
         for daemon in daemons {
             MHD_stop_daemon(daemon)
         }
@@ -139,7 +146,7 @@ private func startDaemon(
     _ configuration: HTTPServerConfiguration, _ context: ServerContext, index: Int
 ) -> OpaquePointer? {
     let flags =
-        MHD_USE_POLL.rawValue | MHD_USE_INTERNAL_POLLING_THREAD.rawValue | MHD_USE_ITC.rawValue
+        MHD_USE_POLL.rawValue | MHD_USE_INTERNAL_POLLING_THREAD.rawValue | MHD_ALLOW_SUSPEND_RESUME.rawValue
         | MHD_USE_NO_LISTEN_SOCKET.rawValue | MHD_USE_ERROR_LOG.rawValue
     let contextPointer = Unmanaged.passUnretained(context).toOpaque()
     let errorAnswersPointer = Unmanaged.passUnretained(context.errorAnswers[index]).toOpaque()
@@ -231,6 +238,8 @@ private final class RequestState {
     var body: [UInt8] = []
     var exceededLimit = false
     var responded = false
+    /// Set when the request's handler was given to the waiting pool: its response, once the handler has returned.
+    var waiting: WaitingResponse?
     private var discardedBytes = 0
 
     /// Appends a piece of body while it fits in `limit`. Past the limit the body is dropped and further pieces are
@@ -292,10 +301,36 @@ private func handleAccess(
     if state.exceededLimit {
         return respond(bodyTooLarge(limit: context.maximumBodyBytes).response, to: connection, state, context)
     }
+    if let waiting = state.waiting {
+        // Called again once the connection is resumed, the handler's response there.
+        guard let response = waiting.response.withLock({ $0 }) else { return .YES }
+        return respond(response, to: connection, state, context)
+    }
     var request = state.request
     request.body = state.body
     state.body = []
-    return respond(context.handler(request), to: connection, state, context)
+    guard context.waits(request) else { return respond(context.handler(request), to: connection, state, context) }
+    let waiting = WaitingResponse()
+    state.waiting = waiting
+    MHD_suspend_connection(connection)
+    let suspended = SuspendedConnection(handle: connection)
+    context.waitingPool.submit { [request] in
+        let response = context.handler(request)
+        waiting.response.withLock { $0 = response }
+        MHD_resume_connection(suspended.handle)
+    }
+    return .YES
+}
+
+/// The response of a request whose handler runs in the waiting pool, set there before its connection is resumed.
+private final class WaitingResponse: Sendable {
+    let response = Mutex<HTTPResponse?>(nil)
+}
+
+/// A connection suspended while its request's handler runs on another thread; libmicrohttpd's
+/// `MHD_resume_connection` may be called from any thread (the daemons run with `MHD_ALLOW_SUSPEND_RESUME`).
+private struct SuspendedConnection: @unchecked Sendable {
+    let handle: OpaquePointer
 }
 
 /// The request's head as libmicrohttpd parsed it, held to ``RequestRules`` like a first head read by the gate.

@@ -54,7 +54,9 @@ public final class ReceiptServer: Sendable {
             requestBodyTimeoutSeconds: configuration.bodyTimeoutSeconds,
             maximumBodyBytes: configuration.maximumBodyBytes)
         if configuration.threads > 0 { listening.threads = configuration.threads }
-        http = HTTPServer(configuration: listening, handler: { request in service.handle(request) })
+        http = HTTPServer(
+            configuration: listening, waits: { request in service.waits(request) },
+            handler: { request in service.handle(request) })
     }
 
     /// Starts listening.

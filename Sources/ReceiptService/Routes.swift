@@ -21,10 +21,13 @@ extension ReceiptService {
         let method: String
         let template: String
         let access: Access
+        /// Whether the handler mostly waits for a durable write to be committed: it then runs on a thread of its
+        /// own, and such writes from many connections wait, and are committed, together.
+        let waits: Bool
         let handle: @Sendable (ReceiptService, HTTPRequest, [String: String]) throws(ServiceError) -> HTTPResponse
 
         init(
-            _ method: String, _ template: String, _ access: Access,
+            _ method: String, _ template: String, _ access: Access, waits: Bool = false,
             _ handle:
                 @escaping @Sendable (ReceiptService, HTTPRequest, [String: String]) throws(ServiceError) ->
                 HTTPResponse
@@ -32,6 +35,7 @@ extension ReceiptService {
             self.method = method
             self.template = template
             self.access = access
+            self.waits = waits
             self.handle = handle
         }
 
@@ -51,10 +55,10 @@ extension ReceiptService {
         Route("GET", "/verifyReceipt", .open) { (service, _, _) throws(ServiceError) in
             service.verifyReceiptStatus(21000)
         },
-        Route("POST", "/v1/transactions", .token) { (service, request, _) throws(ServiceError) in
+        Route("POST", "/v1/transactions", .token, waits: true) { (service, request, _) throws(ServiceError) in
             try service.recordTransaction(request)
         },
-        Route("POST", "/v1/transactions/{transaction_id}/cancellation", .token) {
+        Route("POST", "/v1/transactions/{transaction_id}/cancellation", .token, waits: true) {
             (service, request, parameters) throws(ServiceError) in
             try service.recordCancellation(request, transactionID: parameters["transaction_id"] ?? "")
         },
@@ -74,6 +78,14 @@ extension ReceiptService {
 
     /// This service's interface as an OpenAPI 3.1 document (`Sources/ReceiptService/openapi.json`, compiled in).
     public static let openAPIDocument: [UInt8] = PackageResources.openapi_json
+
+    /// Whether `request` goes to a route whose handler waits for a commit (``Route/waits``).
+    func waits(_ request: HTTPRequest) -> Bool {
+        let path = Array(request.path.split(separator: "/", omittingEmptySubsequences: false).dropFirst())
+        return Self.routes.contains { route in
+            route.waits && route.method == request.method && Self.match(route.segments, path) != nil
+        }
+    }
 
     /// The route template (for metrics and logs) and the answer: the route's, or 404 for a path no route has,
     /// 405 with `Allow` for a method the path does not take.

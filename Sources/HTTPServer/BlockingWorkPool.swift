@@ -1,0 +1,69 @@
+private import Foundation
+
+/// Threads of their own for handlers that spend most of their time waiting (a durable write waiting for its
+/// commit), so that the daemons' few threads keep serving other connections meanwhile, and so that as many such
+/// handlers can wait at once as there are pool threads: writes that wait together can be committed together.
+///
+/// Jobs run in the order they were submitted, each on one of the pool's threads. The queue is not bounded by the
+/// pool: each job belongs to a suspended connection, so there are never more jobs than connections.
+///
+/// `@unchecked Sendable`: `jobs`, `stopping` and `running` are only read or written while `condition` is locked.
+final class BlockingWorkPool: @unchecked Sendable {
+    private let condition = NSCondition()
+    private var jobs: [@Sendable () -> Void] = []
+    private var nextJob = 0
+    private var stopping = false
+    private var running: Int
+
+    /// Starts `threads` threads (at least one), each waiting for jobs.
+    init(threads: Int) {
+        running = max(threads, 1)
+        for _ in 0..<running {
+            Thread { [self] in work() }.start()
+        }
+    }
+
+    /// Runs `job` on one of the pool's threads, after the jobs submitted before it have started.
+    func submit(_ job: @escaping @Sendable () -> Void) {
+        condition.lock()
+        jobs.append(job)
+        condition.signal()
+        condition.unlock()
+    }
+
+    /// Lets every job submitted so far run to its end, then ends the threads; returns when they have ended. Jobs
+    /// must not be submitted after it is called.
+    func finish() {
+        condition.lock()
+        stopping = true
+        condition.broadcast()
+        while running > 0 {
+            condition.wait()
+        }
+        condition.unlock()
+    }
+
+    private func work() {
+        condition.lock()
+        while true {
+            if nextJob < jobs.count {
+                let job = jobs[nextJob]
+                nextJob += 1
+                if nextJob == jobs.count {
+                    jobs.removeAll(keepingCapacity: true)
+                    nextJob = 0
+                }
+                condition.unlock()
+                job()
+                condition.lock()
+            } else if stopping {
+                break
+            } else {
+                condition.wait()
+            }
+        }
+        running -= 1
+        condition.broadcast()
+        condition.unlock()
+    }
+}
