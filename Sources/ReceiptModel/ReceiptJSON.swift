@@ -6,6 +6,12 @@ import ZoneInfo
 public typealias ReceiptJSONError = JSONFieldError
 
 extension Receipt {
+    /// The keys ``init(json:extraKeys:)`` reads.
+    static let jsonKeys = Set([
+        "receipt_type", "adam_id", "app_item_id", "bundle_id", "application_version", "download_id",
+        "original_application_version", "version_external_identifier", "in_app",
+    ]).union(dateKeys("receipt_creation_date", "original_purchase_date", "expiration_date"))
+
     /// The receipt in verifyReceipt's vocabulary, key order and string conventions: dates as
     /// `2024-06-05 12:00:00 Etc/GMT` with `_ms` twins as strings; `app_item_id` (repeated as `adam_id`, as Apple
     /// does), `download_id` and `version_external_identifier` as numbers; `in_app` always present. Absent fields
@@ -50,12 +56,7 @@ extension Receipt {
     /// caller reads itself.
     public init(json: JSONValue, extraKeys: Set<String> = []) throws(ReceiptJSONError) {
         let reader = try JSONObjectReader(json)
-        var allowed: Set<String> = [
-            "receipt_type", "adam_id", "app_item_id", "bundle_id", "application_version", "download_id",
-            "original_application_version", "version_external_identifier", "in_app",
-        ]
-        allowed.formUnion(dateKeys("receipt_creation_date", "original_purchase_date", "expiration_date"))
-        try reader.rejectUnknownKeys(allowed: allowed.union(extraKeys))
+        try reader.rejectUnknownKeys(allowed: extraKeys.isEmpty ? Self.jsonKeys : Self.jsonKeys.union(extraKeys))
         guard let creationDate = try reader.date("receipt_creation_date") else {
             throw ReceiptJSONError(path: "receipt_creation_date", rule: "is required")
         }
@@ -84,6 +85,12 @@ extension Receipt {
 }
 
 extension InAppPurchase {
+    /// The keys ``init(json:path:extraKeys:)`` reads.
+    static let jsonKeys = Set([
+        "quantity", "product_id", "transaction_id", "original_transaction_id", "web_order_line_item_id",
+        "is_trial_period", "is_in_intro_offer_period", "promotional_offer_id",
+    ]).union(dateKeys("purchase_date", "original_purchase_date", "expires_date", "cancellation_date"))
+
     /// This purchase in verifyReceipt's vocabulary (see ``Receipt/verifyReceiptJSON``).
     public var verifyReceiptJSON: JSONObject { verifyReceiptJSON(pacificTime: nil) }
 
@@ -115,12 +122,7 @@ extension InAppPurchase {
     /// errors name keys under `path`. Any other key is an error, except those in `extraKeys`.
     public init(json: JSONValue, path: String = "", extraKeys: Set<String> = []) throws(ReceiptJSONError) {
         let reader = try JSONObjectReader(json, path: path)
-        var allowed: Set<String> = [
-            "quantity", "product_id", "transaction_id", "original_transaction_id", "web_order_line_item_id",
-            "is_trial_period", "is_in_intro_offer_period", "promotional_offer_id",
-        ]
-        allowed.formUnion(dateKeys("purchase_date", "original_purchase_date", "expires_date", "cancellation_date"))
-        try reader.rejectUnknownKeys(allowed: allowed.union(extraKeys))
+        try reader.rejectUnknownKeys(allowed: extraKeys.isEmpty ? Self.jsonKeys : Self.jsonKeys.union(extraKeys))
         guard let purchaseDate = try reader.date("purchase_date") else {
             throw reader.error("purchase_date", "is required")
         }

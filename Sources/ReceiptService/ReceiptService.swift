@@ -77,13 +77,18 @@ public final class ReceiptService: Sendable {
         }
         let seconds = Self.monotonicSeconds() - started
         metrics.recordRequest(route: route, status: response.status, seconds: seconds)
-        var line = JSONObject([
-            "time": .string(clock().rfc3339), "method": .string(request.method), "route": .string(route),
-            "status": .integer(response.status), "duration_ms": .number(String(format3(seconds * 1000))),
-            "request_bytes": .integer(request.body.count), "response_bytes": .integer(response.body.count),
-        ])
-        if case .failure(let error) = outcome { line["error"] = .string(error.code) }
-        log(JSONValue.object(line).serialized())
+        var line: [UInt8] = []
+        JSONObjectWriter.write(to: &line) { line in
+            line.add("time", string: clock().rfc3339)
+            line.add("method", string: request.method)
+            line.add("route", string: route)
+            line.add("status", integer: Int64(response.status))
+            line.add("duration_ms", .number(String(format3(seconds * 1000))))
+            line.add("request_bytes", integer: Int64(request.body.count))
+            line.add("response_bytes", integer: Int64(response.body.count))
+            if case .failure(let error) = outcome { line.add("error", string: error.code) }
+        }
+        log(String(decoding: line, as: UTF8.self))
         return response
     }
 
