@@ -83,6 +83,28 @@ public enum Base64 {
         }
     }
 
+    /// Decodes groups of four alphabet characters from `start` on, stopping at the first group that holds any
+    /// other byte or is cut short by the end; returns where it stopped.
+    private static func decodeQuads(
+        _ input: Span<UInt8>, from start: Int, table: Span<UInt8>, into output: inout OutputSpan<UInt8>
+    ) -> Int {
+        var offset = start
+        while input.count - offset >= 4 {
+            let first = table[Int(input[offset])]
+            let second = table[Int(input[offset + 1])]
+            let third = table[Int(input[offset + 2])]
+            let fourth = table[Int(input[offset + 3])]
+            // Alphabet values are below 64; 0xFF marks every other byte.
+            guard (first | second | third | fourth) & 0xC0 == 0 else { break }
+            let quad = UInt32(first) << 18 | UInt32(second) << 12 | UInt32(third) << 6 | UInt32(fourth)
+            output.append(UInt8(truncatingIfNeeded: quad >> 16))
+            output.append(UInt8(truncatingIfNeeded: quad >> 8))
+            output.append(UInt8(truncatingIfNeeded: quad))
+            offset += 4
+        }
+        return offset
+    }
+
     /// What ``decode(_:)`` does, into `output`, which has room for three bytes per four bytes of `input` and two
     /// more. Four alphabet characters at a group boundary, before any padding (almost all of a base64 text), are
     /// decoded together; everything else one character at a time.
@@ -96,20 +118,9 @@ public enum Base64 {
         var paddingStart = 0
         var offset = 0
         while offset < input.count {
-            if inGroup == 0 && padding == 0 && offset + 4 <= input.count {
-                let first = table[Int(input[offset])]
-                let second = table[Int(input[offset + 1])]
-                let third = table[Int(input[offset + 2])]
-                let fourth = table[Int(input[offset + 3])]
-                // Alphabet values are below 64; 0xFF marks every other byte.
-                if (first | second | third | fourth) & 0xC0 == 0 {
-                    let quad = UInt32(first) << 18 | UInt32(second) << 12 | UInt32(third) << 6 | UInt32(fourth)
-                    output.append(UInt8(truncatingIfNeeded: quad >> 16))
-                    output.append(UInt8(truncatingIfNeeded: quad >> 8))
-                    output.append(UInt8(truncatingIfNeeded: quad))
-                    offset += 4
-                    continue
-                }
+            if inGroup == 0 && padding == 0 {
+                offset = decodeQuads(input, from: offset, table: table, into: &output)
+                guard offset < input.count else { break }
             }
             let byte = input[offset]
             let value = table[Int(byte)]

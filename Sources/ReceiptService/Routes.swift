@@ -37,11 +37,11 @@ extension ReceiptService {
             self.access = access
             self.waits = waits
             self.handle = handle
+            segments = template.split(separator: "/", omittingEmptySubsequences: false).dropFirst().map { $0 }
         }
 
-        var segments: [Substring] {
-            template.split(separator: "/", omittingEmptySubsequences: false).dropFirst().map { $0 }
-        }
+        /// The template's path segments, split once.
+        let segments: [Substring]
     }
 
     /// Longest identifier accepted anywhere (product, transaction, bundle, customer ids), as Apple's are.
@@ -81,10 +81,10 @@ extension ReceiptService {
 
     /// Whether `request` goes to a route whose handler waits for a commit (``Route/waits``).
     func waits(_ request: HTTPRequest) -> Bool {
+        let waiting = { (route: Route) in route.waits && route.method == request.method }
+        guard Self.routes.contains(where: waiting) else { return false }
         let path = Array(request.path.split(separator: "/", omittingEmptySubsequences: false).dropFirst())
-        return Self.routes.contains { route in
-            route.waits && route.method == request.method && Self.match(route.segments, path) != nil
-        }
+        return Self.routes.contains { waiting($0) && Self.match($0.segments, path) != nil }
     }
 
     /// The route template (for metrics and logs) and the answer: the route's, or 404 for a path no route has,
