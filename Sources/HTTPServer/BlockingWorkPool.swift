@@ -10,7 +10,9 @@ private import Foundation
 /// `@unchecked Sendable`: `jobs`, `stopping` and `running` are only read or written while `condition` is locked.
 final class BlockingWorkPool: @unchecked Sendable {
     private let condition = NSCondition()
-    private var jobs: [@Sendable () -> Void] = []
+    /// The jobs submitted, those from `nextJob` on still to run; a job taken is dropped at once (with what it
+    /// holds, a request's body), and the taken slots are removed once they are half the array.
+    private var jobs: [(@Sendable () -> Void)?] = []
     private var nextJob = 0
     private var stopping = false
     private var running: Int
@@ -46,11 +48,14 @@ final class BlockingWorkPool: @unchecked Sendable {
     private func work() {
         condition.lock()
         while true {
-            if nextJob < jobs.count {
-                let job = jobs[nextJob]
+            if nextJob < jobs.count, let job = jobs[nextJob] {
+                jobs[nextJob] = nil
                 nextJob += 1
                 if nextJob == jobs.count {
                     jobs.removeAll(keepingCapacity: true)
+                    nextJob = 0
+                } else if nextJob >= 32 && 2 * nextJob >= jobs.count {
+                    jobs.removeFirst(nextJob)
                     nextJob = 0
                 }
                 condition.unlock()
