@@ -94,15 +94,19 @@ public struct ReceiptDate: Hashable, Comparable, Sendable, CustomStringConvertib
 
     /// verifyReceipt's form: `2024-06-05 12:00:00 Etc/GMT` (whole seconds).
     public var appleFormat: String {
-        CivilTime(secondsSince1970: secondsSince1970).appleText(zone: "Etc/GMT")
+        civilTime().appleText(zone: "Etc/GMT")
     }
 
     /// verifyReceipt's form in a zone's local time, as its `*_pst` twins are in America/Los_Angeles:
     /// `2020-07-22 10:39:08 America/Los_Angeles` (whole seconds, the zone's offset at that instant).
     public func appleFormat(in zone: TimeZoneRules) -> String {
+        civilTime(in: zone).appleText(zone: zone.name)
+    }
+
+    /// This instant's date and time of day (whole seconds) in `zone`'s local time, or in UTC without one.
+    func civilTime(in zone: TimeZoneRules? = nil) -> CivilTime {
         let seconds = secondsSince1970
-        return CivilTime(secondsSince1970: seconds + Int64(zone.localTime(at: seconds).utcOffset))
-            .appleText(zone: zone.name)
+        return CivilTime(secondsSince1970: seconds + (zone.map { Int64($0.localTime(at: seconds).utcOffset) } ?? 0))
     }
 
     public var description: String { rfc3339 }
@@ -238,39 +242,38 @@ struct CivilTime {
         return days * 86_400 + hour * 3600 + minute * 60 + second
     }
 
-    /// `YYYY-MM-DD hh:mm:ss ZONE`, the form of verifyReceipt's dates, written into the string's storage digit by
-    /// digit for years 0000 to 9999 (the years of receipts), and through ``dateText`` for the others.
+    /// `YYYY-MM-DD hh:mm:ss ZONE`, the form of verifyReceipt's dates.
     func appleText(zone: String) -> String {
-        guard (0...9999).contains(year) else { return "\(dateText) \(timeText) \(zone)" }
-        var zone = zone
-        return zone.withUTF8 { zoneBytes in
-            String(unsafeUninitializedCapacity: 20 + zoneBytes.count) { text in
-                var index = 0
-                func put(_ byte: UInt8) {
-                    text[index] = byte
-                    index += 1
-                }
-                func twoDigits(_ value: Int64) {
-                    put(UInt8(ascii: "0") + UInt8(value / 10))
-                    put(UInt8(ascii: "0") + UInt8(value % 10))
-                }
-                twoDigits(year / 100)
-                twoDigits(year % 100)
-                put(UInt8(ascii: "-"))
-                twoDigits(month)
-                put(UInt8(ascii: "-"))
-                twoDigits(day)
-                put(UInt8(ascii: " "))
-                twoDigits(hour)
-                put(UInt8(ascii: ":"))
-                twoDigits(minute)
-                put(UInt8(ascii: ":"))
-                twoDigits(second)
-                put(UInt8(ascii: " "))
-                for byte in zoneBytes { put(byte) }
-                return index
-            }
+        guard let count = appleTextCount(zone: zone) else { return "\(dateText) \(timeText) \(zone)" }
+        return String(decoding: [UInt8](capacity: count) { appendAppleText(zone: zone, to: &$0) }, as: UTF8.self)
+    }
+
+    /// How many bytes ``appendAppleText(zone:to:)`` writes, for years 0000 to 9999 (the years of receipts); nil
+    /// for the others, which only ``appleText(zone:)`` writes.
+    func appleTextCount(zone: String) -> Int? {
+        (0...9999).contains(year) ? 20 + zone.utf8.count : nil
+    }
+
+    /// Appends ``appleText(zone:)``, ``appleTextCount(zone:)`` bytes of printable ASCII, digit by digit.
+    func appendAppleText(zone: String, to output: inout OutputSpan<UInt8>) {
+        func twoDigits(_ value: Int64) {
+            output.append(UInt8(ascii: "0") + UInt8(value / 10))
+            output.append(UInt8(ascii: "0") + UInt8(value % 10))
         }
+        twoDigits(year / 100)
+        twoDigits(year % 100)
+        output.append(UInt8(ascii: "-"))
+        twoDigits(month)
+        output.append(UInt8(ascii: "-"))
+        twoDigits(day)
+        output.append(UInt8(ascii: " "))
+        twoDigits(hour)
+        output.append(UInt8(ascii: ":"))
+        twoDigits(minute)
+        output.append(UInt8(ascii: ":"))
+        twoDigits(second)
+        output.append(UInt8(ascii: " "))
+        for byte in zone.utf8 { output.append(byte) }
     }
 
     var dateText: String {

@@ -173,9 +173,15 @@ extension JSONObjectBuilder {
     /// twin; nothing when `date` is nil.
     fileprivate mutating func addDate(_ keys: DateKeys, _ date: ReceiptDate?, _ zone: TimeZoneRules?) {
         guard let date else { return }
-        add(keys.text, string: date.appleFormat)
+        addAppleText(keys.text, date.civilTime(), zone: "Etc/GMT")
         add(keys.milliseconds, string: String(date.millisecondsSince1970))
-        if let zone { add(keys.pacific, string: date.appleFormat(in: zone)) }
+        if let zone { addAppleText(keys.pacific, date.civilTime(in: zone), zone: zone.name) }
+    }
+
+    /// `civil` in verifyReceipt's form, written straight into the builder for the years of receipts.
+    private mutating func addAppleText(_ key: String, _ civil: CivilTime, zone: String) {
+        guard let count = civil.appleTextCount(zone: zone) else { return add(key, string: civil.appleText(zone: zone)) }
+        add(key, asciiCount: count) { civil.appendAppleText(zone: zone, to: &$0) }
     }
 }
 

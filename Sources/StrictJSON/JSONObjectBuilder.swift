@@ -14,6 +14,10 @@ public protocol JSONObjectBuilder {
     /// Adds the member `key` with the number `value`.
     mutating func add(_ key: String, integer value: Int64)
 
+    /// Adds the member `key` with a string of exactly `count` bytes, which `write` appends: printable ASCII
+    /// other than `"` and `\`, so that none needs an escape (a date, a number in text).
+    mutating func add(_ key: String, asciiCount count: Int, _ write: (inout OutputSpan<UInt8>) -> Void)
+
     /// Adds the member `key` with an object whose members `build` adds to the builder it is given.
     mutating func addObject(_ key: String, _ build: (inout Self) -> Void)
 
@@ -57,6 +61,10 @@ extension JSONObject: JSONObjectBuilder {
 
     public mutating func add(_ key: String, integer value: Int64) {
         self[key] = .integer(value)
+    }
+
+    public mutating func add(_ key: String, asciiCount count: Int, _ write: (inout OutputSpan<UInt8>) -> Void) {
+        self[key] = .string(String(decoding: [UInt8](capacity: count, initializingWith: write), as: UTF8.self))
     }
 
     public mutating func addObject(_ key: String, _ build: (inout JSONObject) -> Void) {
@@ -111,6 +119,15 @@ public struct JSONObjectWriter: JSONObjectBuilder {
     public mutating func add(_ key: String, integer value: Int64) {
         writeKey(key)
         output.append(contentsOf: String(value).utf8)
+    }
+
+    public mutating func add(_ key: String, asciiCount count: Int, _ write: (inout OutputSpan<UInt8>) -> Void) {
+        writeKey(key)
+        output.append(UInt8(ascii: "\""))
+        let start = output.count
+        output.append(addingCapacity: count, initializingWith: write)
+        assert(!output[start...].contains(where: JSONStringWriter.needsEscape), "text that needs escapes")
+        output.append(UInt8(ascii: "\""))
     }
 
     public mutating func addObject(_ key: String, _ build: (inout JSONObjectWriter) -> Void) {

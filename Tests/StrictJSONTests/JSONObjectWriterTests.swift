@@ -79,4 +79,21 @@ struct JSONObjectWriterTests {
         }
         #expect(String(decoding: written, as: UTF8.self) == #"{"present":7}"#)
     }
+
+    @Test("text written in place as ASCII bytes is the string member a tree holds, next to other members")
+    func asciiTextInPlace() {
+        let text = Array("2024-06-05 12:00:00 Etc/GMT".utf8)
+        func build<Builder: JSONObjectBuilder>(_ object: inout Builder) {
+            object.add("before", integer: 1)
+            object.add("date", asciiCount: text.count) { span in
+                for byte in text { span.append(byte) }
+            }
+            object.add("after", string: "x")
+        }
+        var written: [UInt8] = []
+        JSONObjectWriter.write(to: &written) { build(&$0) }
+        let tree = JSONObject { build(&$0) }
+        #expect(tree["date"] == .string("2024-06-05 12:00:00 Etc/GMT"))
+        #expect(written == JSONValue.object(tree).serializedBytes())
+    }
 }
