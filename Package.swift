@@ -41,6 +41,11 @@ let package = Package(
             providers: [.apt(["libsqlite3-dev"])]
         ),
         .systemLibrary(
+            name: "CReceiptPostgreSQL",
+            pkgConfig: "libpq",
+            providers: [.apt(["libpq-dev"])]
+        ),
+        .systemLibrary(
             name: "CReceiptMicroHTTPD",
             pkgConfig: "libmicrohttpd",
             providers: [.apt(["libmicrohttpd-dev"])]
@@ -87,7 +92,9 @@ let package = Package(
                 "StrictJSON",
             ]
         ),
-        .target(name: "ReceiptLedger", dependencies: ["CReceiptSQLite", "ReceiptModel", "StrictJSON"]),
+        .target(
+            name: "ReceiptLedger", dependencies: ["CReceiptPostgreSQL", "CReceiptSQLite", "ReceiptModel", "StrictJSON"]
+        ),
         .target(name: "HTTPServer", dependencies: ["CReceiptMicroHTTPD", "CReceiptSockets"]),
         .target(
             name: "ReceiptService",
@@ -146,7 +153,10 @@ let package = Package(
             ],
             resources: [.copy("Vectors")]
         ),
-        .testTarget(name: "ReceiptLedgerTests", dependencies: ["ReceiptLedger", "ReceiptModel"]),
+        .target(name: "PostgreSQLTestSupport", path: "Tests/PostgreSQLTestSupport"),
+        .testTarget(
+            name: "ReceiptLedgerTests", dependencies: ["PostgreSQLTestSupport", "ReceiptLedger", "ReceiptModel"]
+        ),
         .testTarget(name: "HTTPServerTests", dependencies: ["HTTPServer"]),
         .testTarget(
             name: "ReceiptServiceTests",

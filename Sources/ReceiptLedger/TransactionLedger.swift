@@ -108,4 +108,8 @@ public protocol TransactionLedger: Sendable {
     /// writing: it was opened read-only, it is closed, or its last write failed for a storage reason (a full
     /// disk) and none has succeeded since. The error's ``LedgerError/publicDetail`` says why.
     func checkWritable() throws(LedgerError)
+
+    /// Closes the ledger: its file or its connections. Closing again does nothing; any other call afterwards
+    /// throws ``LedgerError/Code/storage`` ("ledger is closed").
+    func close()
 }
