@@ -161,8 +161,8 @@ let package = Package(
         .testTarget(
             name: "ReceiptServiceTests",
             dependencies: [
-                "HTTPServer", "ReceiptService", "receipt", "ReceiptCrypto", "ReceiptLedger", "ReceiptModel",
-                "ReceiptSigner", "ReceiptVerifier", "StrictJSON",
+                "HTTPServer", "PostgreSQLTestSupport", "ReceiptService", "receipt", "ReceiptCrypto", "ReceiptLedger",
+                "ReceiptModel", "ReceiptSigner", "ReceiptVerifier", "StrictJSON",
             ],
             exclude: ["Clients", "Vectors"]
         ),
