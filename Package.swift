@@ -117,7 +117,7 @@ let package = Package(
             name: "receipt",
             dependencies: [
                 "Entitlements", "HTTPServer", "PurchaseVerifier", "ReceiptBenchmark", "ReceiptCrypto", "ReceiptJWS",
-                "ReceiptModel", "ReceiptService", "ReceiptSigner", "ReceiptVerifier", "StrictJSON",
+                "ReceiptLedger", "ReceiptModel", "ReceiptService", "ReceiptSigner", "ReceiptVerifier", "StrictJSON",
             ]
         ),
         .testTarget(name: "ReceiptDERTests", dependencies: ["ReceiptDER"], resources: [.copy("Vectors")]),
@@ -166,7 +166,10 @@ let package = Package(
             ],
             exclude: ["Clients", "Vectors"]
         ),
-        .testTarget(name: "ReceiptCLITests", dependencies: ["receipt", "ReceiptCrypto", "ReceiptVerifier"]),
+        .testTarget(
+            name: "ReceiptCLITests",
+            dependencies: ["PostgreSQLTestSupport", "receipt", "ReceiptCrypto", "ReceiptLedger", "ReceiptVerifier"]
+        ),
         .testTarget(name: "ZoneInfoTests", dependencies: ["ZoneInfo"], resources: [.copy("Vectors")]),
     ]
 )

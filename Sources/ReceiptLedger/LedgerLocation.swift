@@ -20,7 +20,7 @@ public enum LedgerLocation: Hashable, Sendable, CustomStringConvertible {
     }
 
     /// Opens the ledger there; a PostgreSQL ledger with at most `connections` connections.
-    public func open(connections: Int) throws(LedgerError) -> any TransactionLedger {
+    public func open(connections: Int) throws(LedgerError) -> any LedgerStore {
         switch self {
         case .sqlite(let path): try SQLiteLedger(path: path)
         case .postgreSQL(let uri): try PostgreSQLLedger(uri: uri, connections: connections)

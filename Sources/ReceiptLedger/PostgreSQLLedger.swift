@@ -16,7 +16,7 @@ internal import StrictJSON
 ///
 /// The schema is versioned by the rows of `ledger_migrations`; see ``schemaVersion``. Ledgers opening at once on an
 /// empty database take turns under a PostgreSQL advisory lock, so each migration is applied once.
-public final class PostgreSQLLedger: TransactionLedger {
+public final class PostgreSQLLedger: LedgerStore {
     /// The schema version this code creates and reads. Opening a database with a newer version fails.
     public static let schemaVersion = migrations.count
 
@@ -134,6 +134,20 @@ public final class PostgreSQLLedger: TransactionLedger {
                     publicDetail: "the ledger's database is read-only")
             }
         }
+    }
+
+    /// At most `limit` transactions after `transactionID`, in id order (the "C" collation: UTF-8 bytes).
+    public func transactions(after transactionID: String?, limit: Int) throws(LedgerError) -> [LedgerTransaction] {
+        try pool.withConnection { (connection) throws(LedgerError) in
+            try Self.fetch(
+                connection, Self.select(where: "transaction_id > $1 ORDER BY transaction_id LIMIT $2"),
+                [transactionID ?? "", "\(max(limit, 0))"], purpose: "listing transactions")
+        }
+    }
+
+    /// The highest migration recorded in `ledger_migrations`.
+    public func storedSchemaVersion() throws(LedgerError) -> Int {
+        try pool.withConnection { (connection) throws(LedgerError) in try Self.storedSchemaVersion(connection) }
     }
 
     /// What is wrong with the database, as lines: exactly `["ok"]` when the schema is this code's, every constraint

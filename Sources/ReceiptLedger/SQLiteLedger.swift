@@ -12,7 +12,7 @@ internal import Synchronization
 /// committed. `BEGIN IMMEDIATE` takes the file's write lock before a group reads anything, so several ledgers (or
 /// processes) on the same file never interleave a check with another's write. The schema is versioned with
 /// `PRAGMA user_version`; see ``schemaVersion``.
-public final class SQLiteLedger: TransactionLedger {
+public final class SQLiteLedger: LedgerStore {
     /// The schema version this code creates and reads. Opening a file with a newer version fails.
     public static let schemaVersion = migrations.count
 
@@ -165,6 +165,20 @@ public final class SQLiteLedger: TransactionLedger {
             if open.database.isReadOnly { throw Self.readOnlyError(path: nil) }
             if let failure = open.lastWriteFailure { throw failure }
         }
+    }
+
+    /// At most `limit` transactions after `transactionID`, in id order (SQLite compares TEXT byte for byte).
+    public func transactions(after transactionID: String?, limit: Int) throws(LedgerError) -> [LedgerTransaction] {
+        try withOpenDatabase { (database) throws(LedgerError) in
+            try Self.fetch(
+                database, Self.select(where: "transaction_id > ?1 ORDER BY transaction_id LIMIT ?2"),
+                [.text(transactionID ?? ""), .integer(Int64(max(limit, 0)))], purpose: "listing transactions")
+        }
+    }
+
+    /// The file's `user_version`.
+    public func storedSchemaVersion() throws(LedgerError) -> Int {
+        try withOpenDatabase { (database) throws(LedgerError) in try Self.userVersion(database) }
     }
 
     /// The lines `PRAGMA integrity_check` reports: exactly `["ok"]` when SQLite finds the file sound.
