@@ -120,6 +120,11 @@ public final class PostgreSQLTestServer: Sendable {
     public func createDatabase() throws -> String {
         let name = "receipt_test_\(getpid())_\(databases.add(1, ordering: .relaxed).newValue)"
         try execute("CREATE DATABASE \(name)")
+        if cluster == nil {
+            // Another's server keeps nothing of the tests: the database goes when the process exits.
+            Self.atExit(
+                "'\(psql)' -X -q -d '\(adminURI)' -c 'DROP DATABASE IF EXISTS \(name) WITH (FORCE)' >/dev/null 2>&1")
+        }
         return uri(database: name)
     }
 
@@ -173,17 +178,7 @@ public final class PostgreSQLTestServer: Sendable {
         let stop =
             "\(cluster.binaries)/pg_ctl -D '\(cluster.data)' -m immediate -w stop >/dev/null 2>&1; rm -rf '\(cluster.folder)'"
         let asServerUser = getuid() == 0 ? "runuser -u postgres -- /bin/sh -c \"\(stop)\"" : stop
-        let first = clusterCleanups.withLock { (cleanups) -> Bool in
-            cleanups.append(asServerUser)
-            return cleanups.count == 1 && !atExitRegistered.exchange(true, ordering: .relaxed)
-        }
-        if first {
-            atexit {
-                for command in clusterCleanups.withLock({ $0 }) {
-                    _ = try? PostgreSQLTestServer.run("/bin/sh", ["-c", command])
-                }
-            }
-        }
+        atExit(asServerUser)
         _ = try? spawn(
             "/bin/sh",
             [
@@ -192,6 +187,17 @@ public final class PostgreSQLTestServer: Sendable {
                     + "if [ -d '\(cluster.folder)' ]; then \(asServerUser); fi",
             ], output: "/dev/null")
         return asServerUser
+    }
+
+    /// Runs the shell command `command` when the process exits.
+    private static func atExit(_ command: String) {
+        clusterCleanups.withLock { $0.append(command) }
+        guard !atExitRegistered.exchange(true, ordering: .relaxed) else { return }
+        atexit {
+            for command in clusterCleanups.withLock({ $0 }) {
+                _ = try? PostgreSQLTestServer.run("/bin/sh", ["-c", command])
+            }
+        }
     }
 
     private static func runAsServerUser(_ program: String, _ arguments: [String]) throws {
@@ -252,6 +258,7 @@ public final class PostgreSQLTestServer: Sendable {
     }
 }
 
-/// The shell commands that stop and remove this process's clusters, run at exit.
+/// The shell commands that stop and remove this process's clusters (and drop its databases on another's server),
+/// run at exit.
 private let clusterCleanups = Mutex<[String]>([])
 private let atExitRegistered = Atomic<Bool>(false)
