@@ -39,6 +39,13 @@ public final class PostgreSQLLedger: LedgerStore {
     /// The most connections the ledger opens at once.
     public var connections: Int { pool.size }
 
+    /// Runs `body` on one of the pool's connections (for tests that look at a session's settings).
+    func withConnection<Result>(
+        _ body: (PostgreSQLConnection) throws(LedgerError) -> Result
+    ) throws(LedgerError) -> Result {
+        try pool.withConnection(body)
+    }
+
     /// Records `transaction` as described by ``TransactionLedger/record(_:)``. The stored transaction has no
     /// `cancellationDate` and no `unknownAttributes`; strings are compared byte for byte.
     public func record(_ transaction: LedgerTransaction) throws(LedgerError) -> LedgerRecordOutcome {

@@ -77,6 +77,23 @@ struct PostgreSQLTests {
                 == "postgresql://app@db.example:5432/ledger?sslmode=require")
     }
 
+    @Test("every session commits synchronously in read committed, whatever the database's defaults say")
+    func sessionSettings() throws {
+        let server = try PostgreSQLTestServer.shared()
+        let uri = try server.createDatabase()
+        let name = String(try #require(URLComponents(string: uri)?.path.dropFirst()))
+        try server.execute(
+            "ALTER DATABASE \(name) SET synchronous_commit = off; "
+                + "ALTER DATABASE \(name) SET default_transaction_isolation = 'serializable'")
+        let ledger = try PostgreSQLLedger(uri: uri, connections: 1)
+        let settings = try ledger.withConnection { (connection) throws(LedgerError) in
+            try connection.execute(
+                "SELECT current_setting('synchronous_commit'), current_setting('default_transaction_isolation')",
+                purpose: "test")
+        }
+        #expect(settings.rows == [["on", "read committed"]])
+    }
+
     @Test("text with a NUL character is refused, not cut short")
     func nulCharacter() throws {
         let ledger = try PostgreSQLLedger(uri: try PostgreSQLTestServer.shared().createDatabase(), connections: 1)
