@@ -41,6 +41,11 @@ let package = Package(
             providers: [.apt(["libsqlite3-dev"])]
         ),
         .systemLibrary(
+            name: "CReceiptPostgreSQL",
+            pkgConfig: "libpq",
+            providers: [.apt(["libpq-dev"])]
+        ),
+        .systemLibrary(
             name: "CReceiptMicroHTTPD",
             pkgConfig: "libmicrohttpd",
             providers: [.apt(["libmicrohttpd-dev"])]
@@ -87,7 +92,9 @@ let package = Package(
                 "StrictJSON",
             ]
         ),
-        .target(name: "ReceiptLedger", dependencies: ["CReceiptSQLite", "ReceiptModel", "StrictJSON"]),
+        .target(
+            name: "ReceiptLedger", dependencies: ["CReceiptPostgreSQL", "CReceiptSQLite", "ReceiptModel", "StrictJSON"]
+        ),
         .target(name: "HTTPServer", dependencies: ["CReceiptMicroHTTPD", "CReceiptSockets"]),
         .target(
             name: "ReceiptService",
@@ -110,7 +117,7 @@ let package = Package(
             name: "receipt",
             dependencies: [
                 "Entitlements", "HTTPServer", "PurchaseVerifier", "ReceiptBenchmark", "ReceiptCrypto", "ReceiptJWS",
-                "ReceiptModel", "ReceiptService", "ReceiptSigner", "ReceiptVerifier", "StrictJSON",
+                "ReceiptLedger", "ReceiptModel", "ReceiptService", "ReceiptSigner", "ReceiptVerifier", "StrictJSON",
             ]
         ),
         .testTarget(name: "ReceiptDERTests", dependencies: ["ReceiptDER"], resources: [.copy("Vectors")]),
@@ -146,17 +153,23 @@ let package = Package(
             ],
             resources: [.copy("Vectors")]
         ),
-        .testTarget(name: "ReceiptLedgerTests", dependencies: ["ReceiptLedger", "ReceiptModel"]),
+        .target(name: "PostgreSQLTestSupport", path: "Tests/PostgreSQLTestSupport"),
+        .testTarget(
+            name: "ReceiptLedgerTests", dependencies: ["PostgreSQLTestSupport", "ReceiptLedger", "ReceiptModel"]
+        ),
         .testTarget(name: "HTTPServerTests", dependencies: ["HTTPServer"]),
         .testTarget(
             name: "ReceiptServiceTests",
             dependencies: [
-                "HTTPServer", "ReceiptService", "receipt", "ReceiptCrypto", "ReceiptLedger", "ReceiptModel",
-                "ReceiptSigner", "ReceiptVerifier", "StrictJSON",
+                "HTTPServer", "PostgreSQLTestSupport", "ReceiptService", "receipt", "ReceiptCrypto", "ReceiptLedger",
+                "ReceiptModel", "ReceiptSigner", "ReceiptVerifier", "StrictJSON",
             ],
             exclude: ["Clients", "Vectors"]
         ),
-        .testTarget(name: "ReceiptCLITests", dependencies: ["receipt", "ReceiptCrypto", "ReceiptVerifier"]),
+        .testTarget(
+            name: "ReceiptCLITests",
+            dependencies: ["PostgreSQLTestSupport", "receipt", "ReceiptCrypto", "ReceiptLedger", "ReceiptVerifier"]
+        ),
         .testTarget(name: "ZoneInfoTests", dependencies: ["ZoneInfo"], resources: [.copy("Vectors")]),
     ]
 )

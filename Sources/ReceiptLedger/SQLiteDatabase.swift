@@ -228,32 +228,7 @@ extension LedgerError {
 }
 
 /// A value bound to a statement parameter.
-enum SQLiteValue: Equatable {
-    case integer(Int64)
-    case text(String)
-    case null
-
-    /// `.integer`, or `.null` for nil.
-    init(_ value: Int64?) {
-        self = value.map { .integer($0) } ?? .null
-    }
-
-    /// `.text`, or `.null` for nil.
-    init(_ value: String?) {
-        self = value.map { .text($0) } ?? .null
-    }
-
-    /// Equal as SQLite stores and compares them: text byte for byte in UTF-8, not by Unicode canonical
-    /// equivalence as `String` compares.
-    static func == (lhs: SQLiteValue, rhs: SQLiteValue) -> Bool {
-        switch (lhs, rhs) {
-        case (.integer(let left), .integer(let right)): left == right
-        case (.text(let left), .text(let right)): left.utf8.elementsEqual(right.utf8)
-        case (.null, .null): true
-        default: false
-        }
-    }
-}
+typealias SQLiteValue = LedgerValue
 
 /// A prepared statement, lent to the body of ``SQLiteDatabase/withStatement(_:purpose:_:)`` and finalized when it
 /// returns: never keep it. (It is not `~Copyable`: Swift 6.3's optimizer crashes specialising generic closures

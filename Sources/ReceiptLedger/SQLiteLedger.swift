@@ -12,7 +12,7 @@ internal import Synchronization
 /// committed. `BEGIN IMMEDIATE` takes the file's write lock before a group reads anything, so several ledgers (or
 /// processes) on the same file never interleave a check with another's write. The schema is versioned with
 /// `PRAGMA user_version`; see ``schemaVersion``.
-public final class SQLiteLedger: TransactionLedger {
+public final class SQLiteLedger: LedgerStore {
     /// The schema version this code creates and reads. Opening a file with a newer version fails.
     public static let schemaVersion = migrations.count
 
@@ -81,18 +81,11 @@ public final class SQLiteLedger: TransactionLedger {
     /// Records `transaction` as described by ``TransactionLedger/record(_:)``. The stored transaction has no
     /// `cancellationDate` and no `unknownAttributes`; strings are compared byte for byte.
     public func record(_ transaction: LedgerTransaction) throws(LedgerError) -> LedgerRecordOutcome {
-        let candidate = Self.storable(transaction)
+        let candidate = Column.storable(transaction)
         let id = candidate.purchase.transactionID
         return try writing("recording transaction \(id)") { (database) throws(LedgerError) in
             if let stored = try Self.fetchOne(database, id: id) {
-                let differing = Self.differingFields(stored, candidate)
-                guard differing.isEmpty else {
-                    throw LedgerError(
-                        .conflict,
-                        "transaction \(id) is already recorded with a different " + differing.joined(separator: ", "),
-                        conflictingFields: differing)
-                }
-                return .alreadyRecorded(stored)
+                return try Column.replaying(candidate, over: stored)
             }
             try Self.insert(candidate, into: database)
             return .created(candidate)
@@ -104,28 +97,17 @@ public final class SQLiteLedger: TransactionLedger {
         transactionID: String, at date: ReceiptDate
     ) throws(LedgerError) -> LedgerRecordOutcome {
         try writing("recording the cancellation of transaction \(transactionID)") { (database) throws(LedgerError) in
-            guard var stored = try Self.fetchOne(database, id: transactionID) else {
-                throw LedgerError(.notFound, "no transaction \(transactionID) is recorded to cancel")
+            let (cancelled, isNew) = try Column.cancelling(
+                Self.fetchOne(database, id: transactionID), transactionID: transactionID, at: date)
+            guard isNew else { return .alreadyRecorded(cancelled) }
+            try database.withStatement(
+                "UPDATE transactions SET cancellation_date_ms = ?1 WHERE transaction_id = ?2",
+                purpose: "storing the cancellation date of transaction \(transactionID)"
+            ) { (statement) throws(LedgerError) in
+                try statement.bind([.integer(date.millisecondsSince1970), .text(transactionID)])
+                _ = try statement.step()
             }
-            switch stored.purchase.cancellationDate {
-            case date:
-                return .alreadyRecorded(stored)
-            case let recorded?:
-                throw LedgerError(
-                    .conflict,
-                    "transaction \(transactionID) is already cancelled at \(recorded), not at \(date)",
-                    conflictingFields: [Column.cancellationDate.jsonName])
-            case nil:
-                try database.withStatement(
-                    "UPDATE transactions SET cancellation_date_ms = ?1 WHERE transaction_id = ?2",
-                    purpose: "storing the cancellation date of transaction \(transactionID)"
-                ) { (statement) throws(LedgerError) in
-                    try statement.bind([.integer(date.millisecondsSince1970), .text(transactionID)])
-                    _ = try statement.step()
-                }
-                stored.purchase.cancellationDate = date
-                return .created(stored)
-            }
+            return .created(cancelled)
         }
     }
 
@@ -183,6 +165,20 @@ public final class SQLiteLedger: TransactionLedger {
             if open.database.isReadOnly { throw Self.readOnlyError(path: nil) }
             if let failure = open.lastWriteFailure { throw failure }
         }
+    }
+
+    /// At most `limit` transactions after `transactionID`, in id order (SQLite compares TEXT byte for byte).
+    public func transactions(after transactionID: String?, limit: Int) throws(LedgerError) -> [LedgerTransaction] {
+        try withOpenDatabase { (database) throws(LedgerError) in
+            try Self.fetch(
+                database, Self.select(where: "transaction_id > ?1 ORDER BY transaction_id LIMIT ?2"),
+                [.text(transactionID ?? ""), .integer(Int64(max(limit, 0)))], purpose: "listing transactions")
+        }
+    }
+
+    /// The file's `user_version`.
+    public func storedSchemaVersion() throws(LedgerError) -> Int {
+        try withOpenDatabase { (database) throws(LedgerError) in try Self.userVersion(database) }
     }
 
     /// The lines `PRAGMA integrity_check` reports: exactly `["ok"]` when SQLite finds the file sound.
@@ -295,12 +291,8 @@ public final class SQLiteLedger: TransactionLedger {
 // MARK: - Opening and migrating
 
 extension SQLiteLedger {
-    /// One step of the schema's history: migration N (counting from 1) takes `user_version` from N-1 to N.
-    /// Migrations are only ever appended, never edited.
-    private struct Migration: Sendable {
-        let summary: String
-        let statements: [String]
-    }
+    /// A step of the schema's history (see ``LedgerMigration``); the version is `user_version`.
+    private typealias Migration = LedgerMigration
 
     private static let migrations: [Migration] = [
         Migration(
@@ -404,92 +396,8 @@ extension SQLiteLedger {
 // MARK: - Rows
 
 extension SQLiteLedger {
-    /// The stored columns, in table order: the order rows are read and written in, and the order conflicting
-    /// fields are named in.
-    private enum Column: Int32, CaseIterable {
-        case transactionID
-        case customerID
-        case bundleID
-        case productID
-        case quantity
-        case originalTransactionID
-        case purchaseDate
-        case originalPurchaseDate
-        case productType
-        case expiresDate
-        case webOrderLineItemID
-        case cancellationDate
-        case isTrialPeriod
-        case isInIntroOfferPeriod
-        case promotionalOfferID
-
-        /// The SQL column.
-        var name: String {
-            switch self {
-            case .transactionID: "transaction_id"
-            case .customerID: "customer_id"
-            case .bundleID: "bundle_id"
-            case .productID: "product_id"
-            case .quantity: "quantity"
-            case .originalTransactionID: "original_transaction_id"
-            case .purchaseDate: "purchase_date_ms"
-            case .originalPurchaseDate: "original_purchase_date_ms"
-            case .productType: "product_type"
-            case .expiresDate: "expires_date_ms"
-            case .webOrderLineItemID: "web_order_line_item_id"
-            case .cancellationDate: "cancellation_date_ms"
-            case .isTrialPeriod: "is_trial_period"
-            case .isInIntroOfferPeriod: "is_in_intro_offer_period"
-            case .promotionalOfferID: "promotional_offer_id"
-            }
-        }
-
-        /// The field's name in verifyReceipt JSON, as conflicts report it.
-        var jsonName: String {
-            name.hasSuffix("_ms") ? String(name.dropLast(3)) : name
-        }
-
-        /// The column's value for `transaction`.
-        func value(in transaction: LedgerTransaction) -> SQLiteValue {
-            let purchase = transaction.purchase
-            return switch self {
-            case .transactionID: .text(purchase.transactionID)
-            case .customerID: .text(transaction.customerID)
-            case .bundleID: .text(transaction.bundleID)
-            case .productID: .text(purchase.productID)
-            case .quantity: SQLiteValue(purchase.quantity)
-            case .originalTransactionID: SQLiteValue(purchase.originalTransactionID)
-            case .purchaseDate: .integer(purchase.purchaseDate.millisecondsSince1970)
-            case .originalPurchaseDate: SQLiteValue(purchase.originalPurchaseDate?.millisecondsSince1970)
-            case .productType: SQLiteValue(purchase.productType)
-            case .expiresDate: SQLiteValue(purchase.expiresDate?.millisecondsSince1970)
-            case .webOrderLineItemID: SQLiteValue(purchase.webOrderLineItemID)
-            case .cancellationDate: SQLiteValue(purchase.cancellationDate?.millisecondsSince1970)
-            case .isTrialPeriod: SQLiteValue(purchase.isTrialPeriod.map { $0 ? 1 : 0 })
-            case .isInIntroOfferPeriod: SQLiteValue(purchase.isInIntroOfferPeriod.map { $0 ? 1 : 0 })
-            case .promotionalOfferID: SQLiteValue(purchase.promotionalOfferID)
-            }
-        }
-
-        /// The columns a replayed ``SQLiteLedger/record(_:)`` must match: all but the id (equal by definition) and
-        /// the cancellation date (set only by ``SQLiteLedger/recordCancellation(transactionID:at:)``).
-        static let compared = allCases.filter { $0 != .transactionID && $0 != .cancellationDate }
-
-        static let list = allCases.map(\.name).joined(separator: ", ")
-    }
-
-    /// `transaction` as it will be stored: no cancellation date, no unknown attributes.
-    private static func storable(_ transaction: LedgerTransaction) -> LedgerTransaction {
-        var storable = transaction
-        storable.purchase.cancellationDate = nil
-        storable.purchase.unknownAttributes = []
-        return storable
-    }
-
-    /// The JSON names of the compared fields whose stored values differ, in column order.
-    private static func differingFields(_ stored: LedgerTransaction, _ candidate: LedgerTransaction) -> [String] {
-        Column.compared.filter { $0.value(in: stored) != $0.value(in: candidate) }.map(\.jsonName)
-    }
+    /// The stored columns (see ``LedgerColumn``).
+    private typealias Column = LedgerColumn
 
     /// Inserts every column of a transaction (parameters in column order) and the time it is recorded, in
     /// milliseconds since 1970 from SQLite's clock (the Unix epoch is Julian day 2440587.5).
@@ -543,30 +451,7 @@ extension SQLiteLedger {
     private static func decode(
         _ row: SQLiteStatement, purpose: String
     ) throws(LedgerError) -> LedgerTransaction {
-        func text(_ column: Column) -> String? { row.text(at: column.rawValue) }
-        func integer(_ column: Column) -> Int64? { row.int64(at: column.rawValue) }
-        func date(_ column: Column) -> ReceiptDate? { integer(column).map(ReceiptDate.init(millisecondsSince1970:)) }
-        func flag(_ column: Column) -> Bool? { integer(column).map { $0 != 0 } }
-        func required<Value>(_ value: Value?, _ column: Column) throws(LedgerError) -> Value {
-            guard let value else { throw LedgerError(.storage, "\(purpose): column \(column.name) is NULL") }
-            return value
-        }
-        let purchase = try InAppPurchase(
-            productID: required(text(.productID), .productID),
-            transactionID: required(text(.transactionID), .transactionID),
-            purchaseDate: required(date(.purchaseDate), .purchaseDate),
-            quantity: integer(.quantity),
-            originalTransactionID: text(.originalTransactionID),
-            originalPurchaseDate: date(.originalPurchaseDate),
-            productType: integer(.productType),
-            expiresDate: date(.expiresDate),
-            webOrderLineItemID: integer(.webOrderLineItemID),
-            cancellationDate: date(.cancellationDate),
-            isTrialPeriod: flag(.isTrialPeriod),
-            isInIntroOfferPeriod: flag(.isInIntroOfferPeriod),
-            promotionalOfferID: text(.promotionalOfferID))
-        return try LedgerTransaction(
-            customerID: required(text(.customerID), .customerID), bundleID: required(text(.bundleID), .bundleID),
-            purchase: purchase)
+        try Column.decode(
+            purpose: purpose, text: { row.text(at: $0.rawValue) }, integer: { row.int64(at: $0.rawValue) })
     }
 }

@@ -108,4 +108,49 @@ public protocol TransactionLedger: Sendable {
     /// writing: it was opened read-only, it is closed, or its last write failed for a storage reason (a full
     /// disk) and none has succeeded since. The error's ``LedgerError/publicDetail`` says why.
     func checkWritable() throws(LedgerError)
+
+    /// Closes the ledger: its file or its connections. Closing again does nothing; any other call afterwards
+    /// throws ``LedgerError/Code/storage`` ("ledger is closed").
+    func close()
+}
+
+/// What `receipt ledger copy` and `receipt ledger check` need of a store besides the ledger's operations: every
+/// transaction in a fixed order, the schema version stored and a check of the whole store. These read every row:
+/// they are for maintenance, not for requests.
+public protocol LedgerStore: TransactionLedger {
+    /// At most `limit` stored transactions (with their cancellation dates) whose ids come after `transactionID`
+    /// (all, when nil), in the order of their ids as UTF-8 bytes: pages through the whole store.
+    func transactions(after transactionID: String?, limit: Int) throws(LedgerError) -> [LedgerTransaction]
+
+    /// The schema version the store has.
+    func storedSchemaVersion() throws(LedgerError) -> Int
+
+    /// What is wrong with the store, as lines: exactly `["ok"]` when it is sound.
+    func integrityCheck() throws(LedgerError) -> [String]
+}
+
+extension LedgerTransaction {
+    /// Every stored field, each tagged with its kind and length, in column order: equal bytes for equal stored
+    /// transactions (strings compared byte for byte), whichever store holds them. For digests of a whole ledger.
+    public var canonicalBytes: [UInt8] {
+        var bytes: [UInt8] = []
+        for column in LedgerColumn.allCases {
+            switch column.value(in: self) {
+            case .null: bytes.append(0)
+            case .integer(let value):
+                bytes.append(1)
+                bytes += bigEndian(UInt64(bitPattern: value))
+            case .text(let text):
+                bytes.append(2)
+                bytes += bigEndian(UInt64(text.utf8.count))
+                bytes.append(contentsOf: text.utf8)
+            }
+        }
+        return bytes
+    }
+}
+
+/// The 8 bytes of `value`, most significant first.
+private func bigEndian(_ value: UInt64) -> [UInt8] {
+    stride(from: 56, through: 0, by: -8).map { UInt8(truncatingIfNeeded: value >> UInt64($0)) }
 }

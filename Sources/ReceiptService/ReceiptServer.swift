@@ -18,11 +18,11 @@ public struct ReceiptServerError: Error, Hashable, Sendable, CustomStringConvert
     public var description: String { message }
 }
 
-/// `receipt serve` as a library: the service over a SQLite ledger behind libmicrohttpd, started and stopped in
+/// `receipt serve` as a library: the service over a SQLite or PostgreSQL ledger behind libmicrohttpd, started and stopped in
 /// process (tests run it on an ephemeral port).
 public final class ReceiptServer: Sendable {
     public let service: ReceiptService
-    private let ledger: SQLiteLedger
+    private let ledger: any TransactionLedger
     private let http: HTTPServer
 
     /// Opens the ledger and prepares the server; nothing listens until ``start()``. `log` gets one line per request
@@ -33,9 +33,12 @@ public final class ReceiptServer: Sendable {
         droppedLogLines: @escaping @Sendable () -> Int = { 0 }
     ) throws(ReceiptServerError) {
         do {
-            ledger = try SQLiteLedger(path: configuration.ledgerPath)
+            ledger = try LedgerLocation(configuration.ledgerPath).open(
+                connections: configuration.effectiveLedgerConnections)
         } catch {
-            throw ReceiptServerError(code: .ledger, message: "ledger \(configuration.ledgerPath): \(error)")
+            // The location without a password a URI may hold.
+            let location = LedgerLocation(configuration.ledgerPath)
+            throw ReceiptServerError(code: .ledger, message: "ledger \(location): \(error)")
         }
         do {
             service = try ReceiptService(

@@ -2,6 +2,7 @@ import Entitlements
 import Foundation
 import HTTPServer
 import ReceiptCrypto
+import ReceiptLedger
 import ReceiptSigner
 import ReceiptVerifier
 import StrictJSON
@@ -13,7 +14,8 @@ public typealias ServiceConfigurationError = JSONFieldError
 /// Everything `receipt serve` needs, validated as a whole before anything listens: files are read, keys are
 /// matched to certificates, catalogs are parsed.
 ///
-/// The file is JSON; relative paths are resolved against the file's directory:
+/// The file is JSON; relative paths are resolved against the file's directory. `"ledger"` is a SQLite file, or a
+/// PostgreSQL database when it is a libpq URI (`postgresql://…` or `postgres://…`):
 /// ```json
 /// {
 ///   "listen": "127.0.0.1:8080",
@@ -27,7 +29,7 @@ public typealias ServiceConfigurationError = JSONFieldError
 ///   "catalogs": {"game": "catalog.json"},
 ///   "limits": {"max_body_bytes": 1048576, "max_connections": 256, "max_connections_per_client": 64,
 ///              "connection_timeout_seconds": 30, "header_timeout_seconds": 10, "body_timeout_seconds": 30,
-///              "threads": 0, "max_receipt_bytes": 4194304, "max_purchases": 10000}
+///              "threads": 0, "max_receipt_bytes": 4194304, "max_purchases": 10000, "ledger_connections": 0}
 /// }
 /// ```
 public struct ServiceConfiguration: Sendable {
@@ -54,7 +56,8 @@ public struct ServiceConfiguration: Sendable {
     /// 0 asks for any free port.
     public var port: UInt16
     public var environment: Environment
-    /// The SQLite ledger file (created when missing).
+    /// Where the ledger is: the SQLite file (created when missing), or a PostgreSQL URI (`postgresql://…` or
+    /// `postgres://…`); see ``LedgerLocation``.
     public var ledgerPath: String
     /// The roots receipts must chain to.
     public var trustAnchors: [Certificate]
@@ -82,6 +85,15 @@ public struct ServiceConfiguration: Sendable {
     public var bodyTimeoutSeconds: Int
     /// Worker threads; 0 means one per core.
     public var threads: Int
+    /// The most connections a PostgreSQL ledger opens at once; 0 means one per worker thread (so no request waits
+    /// for a connection). A SQLite ledger ignores it.
+    public var ledgerConnections: Int = 0
+
+    /// ``ledgerConnections``, 0 resolved to the number of worker threads.
+    public var effectiveLedgerConnections: Int {
+        if ledgerConnections > 0 { return ledgerConnections }
+        return threads > 0 ? threads : ProcessInfo.processInfo.activeProcessorCount
+    }
 
     public init(
         host: String = "127.0.0.1",
@@ -161,7 +173,7 @@ public struct ServiceConfiguration: Sendable {
         }
         self.init(
             host: host, port: port, environment: environment,
-            ledgerPath: resolve(try reader.requiredString("ledger")),
+            ledgerPath: Self.ledgerLocation(try reader.requiredString("ledger"), resolve: resolve),
             trustAnchors: try Self.anchors(reader, resolve: resolve))
         signer = try Self.signer(reader, resolve: resolve)
         tokens = try Self.tokens(reader)
@@ -279,11 +291,17 @@ public struct ServiceConfiguration: Sendable {
         return result
     }
 
+    /// A PostgreSQL URI as it is; a SQLite path resolved as the configuration's other paths are.
+    private static func ledgerLocation(_ text: String, resolve: (String) -> String) -> String {
+        LedgerLocation.isPostgreSQL(text) ? text : resolve(text)
+    }
+
     private mutating func readLimits(_ reader: JSONObjectReader) throws(JSONFieldError) {
         guard let limits = try reader.object("limits") else { return }
         try limits.rejectUnknownKeys(allowed: [
             "max_body_bytes", "max_connections", "max_connections_per_client", "connection_timeout_seconds",
             "header_timeout_seconds", "body_timeout_seconds", "threads", "max_receipt_bytes", "max_purchases",
+            "ledger_connections",
         ])
         maximumBodyBytes = try limits.integer("max_body_bytes", in: 1024...(256 << 20)) ?? maximumBodyBytes
         maximumConnections = try limits.integer("max_connections", in: 1...65_536) ?? maximumConnections
@@ -298,6 +316,7 @@ public struct ServiceConfiguration: Sendable {
             throw JSONFieldError(
                 path: "limits.threads", rule: "is \(threads), more than limits.max_connections (\(maximumConnections))")
         }
+        ledgerConnections = try limits.integer("ledger_connections", in: 0...1024) ?? ledgerConnections
         verificationLimits.maximumInputSize =
             try limits.integer("max_receipt_bytes", in: 1024...(256 << 20)) ?? verificationLimits.maximumInputSize
         verificationLimits.maximumPurchases =

@@ -18,6 +18,8 @@ enum CommandLineInterface {
                                [--now RFC3339] [--bundle-id ID] [--json]
           receipt bench [--seconds S] [--rounds N] [--threads T] [--json]
           receipt serve --config FILE [--listen HOST:PORT]
+          receipt ledger copy FROM TO [--connections N]
+          receipt ledger check LOCATION [--connections N]
           receipt --version | --help
 
         These are all the options; 'receipt COMMAND --help' says what each one does.
@@ -40,6 +42,7 @@ enum CommandLineInterface {
             case "entitlements": try help(rest, EntitlementsCommand.help) ?? EntitlementsCommand.run(rest)
             case "bench": try help(rest, BenchCommand.help) ?? BenchCommand.run(rest)
             case "serve": try help(rest, ServeCommand.help) ?? ServeCommand.run(rest)
+            case "ledger": try help(rest, LedgerCommand.help) ?? LedgerCommand.run(rest)
             case "--help", "-h", "help":
                 Files.writeStandardOutput(Array((usage + "\n").utf8))
             case "--version":

@@ -11,6 +11,7 @@ struct UsageTests {
         ("inspect", InspectCommand.options, InspectCommand.help), ("certs", CertsCommand.options, CertsCommand.help),
         ("entitlements", EntitlementsCommand.options, EntitlementsCommand.help),
         ("bench", BenchCommand.options, BenchCommand.help), ("serve", ServeCommand.options, ServeCommand.help),
+        ("ledger", LedgerCommand.options, LedgerCommand.help),
     ]
 
     /// The lines of `receipt --help` that describe `command`: its synopsis and the lines that continue it.

@@ -4,15 +4,14 @@ import Testing
 
 @Suite("Recording cancellations")
 struct CancellationTests {
-    let directory: TemporaryDirectory
-    let ledger: SQLiteLedger
     let transaction = Sample.full()
     let refundDate = ReceiptDate(millisecondsSince1970: 1_718_000_000_456)
 
-    init() throws {
-        directory = try TemporaryDirectory()
-        ledger = try SQLiteLedger(path: directory.path())
-        _ = try ledger.record(transaction)
+    /// Fresh storage of `kind` holding `transaction`, not cancelled.
+    private func storeHoldingTransaction(_ kind: StoreKind) throws -> TestStore {
+        let store = try TestStore(kind)
+        _ = try store.ledger.record(transaction)
+        return store
     }
 
     private var cancelled: LedgerTransaction {
@@ -21,22 +20,30 @@ struct CancellationTests {
         return cancelled
     }
 
-    @Test("a cancellation is stored and returned as created")
-    func recorded() throws {
+    @Test("a cancellation is stored and returned as created", arguments: StoreKind.allCases)
+    func recorded(_ kind: StoreKind) throws {
+        let store = try storeHoldingTransaction(kind)
+        let ledger = store.ledger
         let id = transaction.purchase.transactionID
         #expect(try ledger.recordCancellation(transactionID: id, at: refundDate) == .created(cancelled))
         #expect(try ledger.transaction(id: id) == cancelled)
     }
 
-    @Test("the same cancellation again returns alreadyRecorded")
-    func replayed() throws {
+    @Test("the same cancellation again returns alreadyRecorded", arguments: StoreKind.allCases)
+    func replayed(_ kind: StoreKind) throws {
+        let store = try storeHoldingTransaction(kind)
+        let ledger = store.ledger
         let id = transaction.purchase.transactionID
         _ = try ledger.recordCancellation(transactionID: id, at: refundDate)
         #expect(try ledger.recordCancellation(transactionID: id, at: refundDate) == .alreadyRecorded(cancelled))
     }
 
-    @Test("a cancellation at another date conflicts on cancellation_date and keeps the first")
-    func conflictingDate() throws {
+    @Test(
+        "a cancellation at another date conflicts on cancellation_date and keeps the first",
+        arguments: StoreKind.allCases)
+    func conflictingDate(_ kind: StoreKind) throws {
+        let store = try storeHoldingTransaction(kind)
+        let ledger = store.ledger
         let id = transaction.purchase.transactionID
         _ = try ledger.recordCancellation(transactionID: id, at: refundDate)
         let later = ReceiptDate(millisecondsSince1970: refundDate.millisecondsSince1970 + 1)
@@ -46,8 +53,10 @@ struct CancellationTests {
         #expect(try ledger.transaction(id: id) == cancelled)
     }
 
-    @Test("cancelling an id that was never recorded throws notFound")
-    func unknownID() throws {
+    @Test("cancelling an id that was never recorded throws notFound", arguments: StoreKind.allCases)
+    func unknownID(_ kind: StoreKind) throws {
+        let store = try storeHoldingTransaction(kind)
+        let ledger = store.ledger
         let error = #expect(throws: LedgerError.self) {
             _ = try ledger.recordCancellation(transactionID: "no-such-id", at: refundDate)
         }
@@ -55,8 +64,12 @@ struct CancellationTests {
         #expect(try ledger.count() == 1)
     }
 
-    @Test("recording a cancelled transaction again is alreadyRecorded, whatever cancellation date it carries")
-    func recordAfterCancellation() throws {
+    @Test(
+        "recording a cancelled transaction again is alreadyRecorded, whatever cancellation date it carries",
+        arguments: StoreKind.allCases)
+    func recordAfterCancellation(_ kind: StoreKind) throws {
+        let store = try storeHoldingTransaction(kind)
+        let ledger = store.ledger
         _ = try ledger.recordCancellation(transactionID: transaction.purchase.transactionID, at: refundDate)
         #expect(try ledger.record(transaction) == .alreadyRecorded(cancelled))
         var otherDate = transaction

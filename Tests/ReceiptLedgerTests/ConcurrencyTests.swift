@@ -6,12 +6,6 @@ import Testing
 
 @Suite("Concurrent use")
 struct ConcurrencyTests {
-    let directory: TemporaryDirectory
-
-    init() throws {
-        directory = try TemporaryDirectory()
-    }
-
     /// What the threads saw, by kind.
     final class Tally: Sendable {
         struct Counts {
@@ -24,11 +18,15 @@ struct ConcurrencyTests {
         let counts = Mutex(Counts())
     }
 
-    @Test("8 threads recording 200 transactions each, some ids shared, store each id once and fail only on conflicts")
-    func eightThreads() throws {
+    @Test(
+        "8 threads on two ledgers of one store recording 200 transactions each, some ids shared, store each id once and fail only on conflicts",
+        arguments: StoreKind.allCases)
+    func eightThreads(_ kind: StoreKind) throws {
         let threads = 8
         let perThread = 200
-        let ledger = try SQLiteLedger(path: directory.path())
+        let store = try TestStore(kind)
+        // Two ledgers on the same storage, as two processes would have: what orders their writes is the store.
+        let ledgers = [store.ledger, try store.open()]
         let tally = Tally()
         let group = DispatchGroup()
         for thread in 0..<threads {
@@ -45,7 +43,7 @@ struct ConcurrencyTests {
                         default: Sample.full(id: "thread-\(thread)-\(index)")
                         }
                     do throws(LedgerError) {
-                        switch try ledger.record(transaction) {
+                        switch try ledgers[thread % 2].record(transaction) {
                         case .created: tally.counts.withLock { $0.created += 1 }
                         case .alreadyRecorded: tally.counts.withLock { $0.alreadyRecorded += 1 }
                         }
@@ -70,7 +68,7 @@ struct ConcurrencyTests {
         #expect(counts.created == 2 * sharedIDs + ownIDs)
         #expect(counts.alreadyRecorded == sharedIDs * (threads - 1))
         #expect(counts.customerConflicts == sharedIDs * (threads - 1))
-        #expect(try ledger.count() == 2 * sharedIDs + ownIDs)
-        #expect(try ledger.integrityCheck() == ["ok"])
+        #expect(try ledgers[0].count() == 2 * sharedIDs + ownIDs)
+        #expect(try store.integrityCheck(ledgers[1]) == ["ok"])
     }
 }

@@ -12,24 +12,29 @@ struct CountAndHealthTests {
         directory = try TemporaryDirectory()
     }
 
-    @Test("the count follows every insert and ignores refunds and replays")
-    func countFollowsWrites() throws {
-        let ledger = try SQLiteLedger(path: directory.path())
+    @Test("the count follows every insert and ignores refunds and replays", arguments: StoreKind.allCases)
+    func countFollowsWrites(_ kind: StoreKind) throws {
+        let store = try TestStore(kind)
+        let ledger = store.ledger
         #expect(try ledger.count() == 0)
         for index in 0..<25 { _ = try ledger.record(Sample.minimal(id: "\(index)")) }
         _ = try ledger.record(Sample.minimal(id: "3"))
         _ = try ledger.recordCancellation(transactionID: "4", at: ReceiptDate(millisecondsSince1970: 1))
         #expect(try ledger.count() == 25)
-        #expect(try SQLiteLedger(path: directory.path()).count() == 25, "another connection reads the same count")
+        #expect(try store.open().count() == 25, "another ledger reads the same count")
     }
 
-    @Test("the count is read from the row kept as transactions are written, not by counting them")
-    func countIsKept() throws {
-        let ledger = try SQLiteLedger(path: directory.path())
+    @Test(
+        "the count is read from the rows kept as transactions are written, not by counting them",
+        arguments: StoreKind.allCases)
+    func countIsKept(_ kind: StoreKind) throws {
+        let store = try TestStore(kind)
+        let ledger = store.ledger
         _ = try ledger.record(Sample.minimal())
-        let database = try SQLiteDatabase(path: directory.path())
-        try database.execute("UPDATE ledger_counts SET value = 999", purpose: "test")
-        database.close()
+        switch kind {
+        case .sqlite: try store.execute("UPDATE ledger_counts SET value = 999")
+        case .postgreSQL: try store.execute("UPDATE ledger_counts SET value = CASE shard WHEN 3 THEN 999 ELSE 0 END")
+        }
         #expect(try ledger.count() == 999)
     }
 
@@ -51,9 +56,12 @@ struct CountAndHealthTests {
         #expect(try migrated.count() == 8)
     }
 
-    @Test("tracing finds the first stored id in the order given, among ten thousand, in one query")
-    func tracing() throws {
-        let ledger = try SQLiteLedger(path: directory.path())
+    @Test(
+        "tracing finds the first stored id in the order given, among ten thousand, in one query",
+        arguments: StoreKind.allCases)
+    func tracing(_ kind: StoreKind) throws {
+        let store = try TestStore(kind)
+        let ledger = store.ledger
         _ = try ledger.record(Sample.minimal(id: "b", customerID: "second"))
         _ = try ledger.record(Sample.minimal(id: "a", customerID: "first"))
         var ids = (0..<10_000).map { "missing-\($0)" }
@@ -66,13 +74,18 @@ struct CountAndHealthTests {
         #expect(try ledger.transaction(withAnyOf: [#"quote " and \ backslash"#, "a"])?.customerID == "first")
     }
 
-    @Test("a writable ledger passes the writability check; a closed one fails it, saying so without details")
-    func writability() throws {
-        let ledger = try SQLiteLedger(path: directory.path())
+    @Test(
+        "a writable ledger passes the writability check; a closed one fails it, saying so without details",
+        arguments: StoreKind.allCases)
+    func writability(_ kind: StoreKind) throws {
+        let store = try TestStore(kind)
+        let ledger = store.ledger
         try ledger.checkWritable()
         ledger.close()
         let error = #expect(throws: LedgerError.self) { try ledger.checkWritable() }
         #expect(error?.publicDetail == "the ledger is closed")
+        ledger.close()
+        #expect(throws: LedgerError.self) { try ledger.count() }
     }
 
     @Test("a storage error's public detail is SQLite's fixed text for its code, naming nothing stored")

@@ -1,6 +1,9 @@
 import Foundation
-import ReceiptLedger
+import PostgreSQLTestSupport
 import ReceiptModel
+import Testing
+
+@testable import ReceiptLedger
 
 /// A directory of its own for one test, removed with everything in it when the test's suite instance goes away.
 final class TemporaryDirectory {
@@ -56,3 +59,67 @@ enum Sample {
                 purchaseDate: ReceiptDate(millisecondsSince1970: milliseconds), quantity: nil))
     }
 }
+
+/// The kinds of store every behaviour test runs against.
+enum StoreKind: String, CaseIterable, Sendable, CustomTestStringConvertible {
+    case sqlite = "SQLite"
+    case postgreSQL = "PostgreSQL"
+
+    var testDescription: String { rawValue }
+}
+
+/// Fresh, empty storage of one kind for one test: a SQLite file in a temporary directory, or a database of its own
+/// on the tests' PostgreSQL server.
+final class TestStore: Sendable {
+    let kind: StoreKind
+    /// The SQLite path or the PostgreSQL URI.
+    let location: String
+    /// The ledger opened on it first.
+    let ledger: any TransactionLedger
+    private let directory: TemporaryDirectory?
+
+    init(_ kind: StoreKind) throws {
+        self.kind = kind
+        switch kind {
+        case .sqlite:
+            let directory = try TemporaryDirectory()
+            self.directory = directory
+            location = directory.path()
+        case .postgreSQL:
+            directory = nil
+            location = try PostgreSQLTestServer.shared().createDatabase()
+        }
+        ledger = try LedgerLocation(location).open(connections: 4)
+    }
+
+    /// A ledger on this storage; each call opens another (with `connections` connections for PostgreSQL).
+    func open(connections: Int = 4) throws(LedgerError) -> any TransactionLedger {
+        try LedgerLocation(location).open(connections: connections)
+    }
+
+    /// Runs `sql` on the storage directly, bypassing the ledger.
+    func execute(_ sql: String) throws {
+        switch kind {
+        case .sqlite:
+            let database = try SQLiteDatabase(path: location)
+            defer { database.close() }
+            try database.execute(sql, purpose: "test")
+        case .postgreSQL:
+            let connection = try PostgreSQLConnection(uri: location, connectTimeoutSeconds: 5)
+            defer { connection.close() }
+            try connection.execute(sql, purpose: "test")
+        }
+    }
+
+    /// The integrity check of `ledger`, which this store opened: `["ok"]` when sound.
+    func integrityCheck(_ ledger: any TransactionLedger) throws -> [String] {
+        switch ledger {
+        case let sqlite as SQLiteLedger: try sqlite.integrityCheck()
+        case let postgreSQL as PostgreSQLLedger: try postgreSQL.integrityCheck()
+        default: ["not a ledger of a known kind"]
+        }
+    }
+}
+
+/// `TemporaryDirectory` is only read after it is made.
+extension TemporaryDirectory: @unchecked Sendable {}

@@ -4,16 +4,13 @@ import Testing
 
 @Suite("Listing and counting transactions")
 struct QueryTests {
-    let directory: TemporaryDirectory
-    let ledger: SQLiteLedger
 
-    init() throws {
-        directory = try TemporaryDirectory()
-        ledger = try SQLiteLedger(path: directory.path())
-    }
-
-    @Test("a customer's transactions for an app are ordered by purchase date, then by transaction id")
-    func ordering() throws {
+    @Test(
+        "a customer's transactions for an app are ordered by purchase date, then by transaction id",
+        arguments: StoreKind.allCases)
+    func ordering(_ kind: StoreKind) throws {
+        let store = try TestStore(kind)
+        let ledger = store.ledger
         let expected = [
             Sample.minimal(id: "9", purchasedAt: 1_000),
             Sample.full(id: "10", purchasedAt: 2_000),
@@ -27,8 +24,10 @@ struct QueryTests {
         #expect(try ledger.transactions(customerID: "customer-a", bundleID: Sample.bundleID) == expected)
     }
 
-    @Test("another customer's or another app's transactions are not listed")
-    func isolation() throws {
+    @Test("another customer's or another app's transactions are not listed", arguments: StoreKind.allCases)
+    func isolation(_ kind: StoreKind) throws {
+        let store = try TestStore(kind)
+        let ledger = store.ledger
         let mine = Sample.full(id: "1")
         _ = try ledger.record(mine)
         _ = try ledger.record(Sample.full(id: "2", customerID: "customer-b"))
@@ -37,8 +36,12 @@ struct QueryTests {
         #expect(try ledger.transactions(customerID: "customer-c", bundleID: Sample.bundleID).isEmpty)
     }
 
-    @Test("count is the number of distinct transactions stored, replays and conflicts not counted")
-    func count() throws {
+    @Test(
+        "count is the number of distinct transactions stored, replays and conflicts not counted",
+        arguments: StoreKind.allCases)
+    func count(_ kind: StoreKind) throws {
+        let store = try TestStore(kind)
+        let ledger = store.ledger
         #expect(try ledger.count() == 0)
         for id in ["1", "2", "3"] {
             _ = try ledger.record(Sample.full(id: id))

@@ -4,23 +4,22 @@ import Testing
 
 @Suite("Recording transactions")
 struct RecordingTests {
-    let directory: TemporaryDirectory
-    let ledger: SQLiteLedger
 
-    init() throws {
-        directory = try TemporaryDirectory()
-        ledger = try SQLiteLedger(path: directory.path())
-    }
-
-    @Test("a transaction with every field set reads back equal, 64-bit ids and millisecond dates included")
-    func everyField() throws {
+    @Test(
+        "a transaction with every field set reads back equal, 64-bit ids and millisecond dates included",
+        arguments: StoreKind.allCases)
+    func everyField(_ kind: StoreKind) throws {
+        let store = try TestStore(kind)
+        let ledger = store.ledger
         let transaction = Sample.full()
         #expect(try ledger.record(transaction) == .created(transaction))
         #expect(try ledger.transaction(id: transaction.purchase.transactionID) == transaction)
     }
 
-    @Test("a transaction whose optional fields are all nil reads back with them nil")
-    func nilFields() throws {
+    @Test("a transaction whose optional fields are all nil reads back with them nil", arguments: StoreKind.allCases)
+    func nilFields(_ kind: StoreKind) throws {
+        let store = try TestStore(kind)
+        let ledger = store.ledger
         let transaction = Sample.minimal()
         #expect(try ledger.record(transaction) == .created(transaction))
         let stored = try ledger.transaction(id: transaction.purchase.transactionID)
@@ -29,14 +28,18 @@ struct RecordingTests {
         #expect(stored?.purchase.isTrialPeriod == nil)
     }
 
-    @Test("an id that was never recorded reads as nil")
-    func unknownID() throws {
+    @Test("an id that was never recorded reads as nil", arguments: StoreKind.allCases)
+    func unknownID(_ kind: StoreKind) throws {
+        let store = try TestStore(kind)
+        let ledger = store.ledger
         _ = try ledger.record(Sample.full())
         #expect(try ledger.transaction(id: "no-such-id") == nil)
     }
 
-    @Test("looking up several ids finds the stored one that comes first among them")
-    func anyOfIDs() throws {
+    @Test("looking up several ids finds the stored one that comes first among them", arguments: StoreKind.allCases)
+    func anyOfIDs(_ kind: StoreKind) throws {
+        let store = try TestStore(kind)
+        let ledger = store.ledger
         let second = Sample.full(id: "2")
         let third = Sample.minimal(id: "3")
         _ = try ledger.record(third)
@@ -46,16 +49,24 @@ struct RecordingTests {
         #expect(try ledger.transaction(withAnyOf: []) == nil)
     }
 
-    @Test("recording the same transaction again returns alreadyRecorded with the stored one")
-    func idempotentReplay() throws {
+    @Test(
+        "recording the same transaction again returns alreadyRecorded with the stored one",
+        arguments: StoreKind.allCases)
+    func idempotentReplay(_ kind: StoreKind) throws {
+        let store = try TestStore(kind)
+        let ledger = store.ledger
         let transaction = Sample.full()
         _ = try ledger.record(transaction)
         #expect(try ledger.record(transaction) == .alreadyRecorded(transaction))
         #expect(try ledger.count() == 1)
     }
 
-    @Test("a cancellation date and unknown attributes on a recorded transaction are not stored")
-    func ignoredFields() throws {
+    @Test(
+        "a cancellation date and unknown attributes on a recorded transaction are not stored",
+        arguments: StoreKind.allCases)
+    func ignoredFields(_ kind: StoreKind) throws {
+        let store = try TestStore(kind)
+        let ledger = store.ledger
         var transaction = Sample.full()
         transaction.purchase.cancellationDate = ReceiptDate(millisecondsSince1970: 1_718_000_000_000)
         transaction.purchase.unknownAttributes = [ReceiptAttribute(type: 1799, version: 1, value: [0x01])]
@@ -66,8 +77,10 @@ struct RecordingTests {
 
     @Test(
         "a different transaction with a recorded id conflicts, naming exactly the differing fields",
-        arguments: Conflict.all)
-    func conflict(_ conflict: Conflict) throws {
+        arguments: StoreKind.allCases, Conflict.all)
+    func conflict(_ kind: StoreKind, _ conflict: Conflict) throws {
+        let store = try TestStore(kind)
+        let ledger = store.ledger
         let stored = Sample.full()
         _ = try ledger.record(stored)
         var candidate = stored

@@ -72,6 +72,9 @@ struct ConfigurationTests {
             (#""limits":{"max_body_bytes":10}"#, "limits.max_body_bytes"),
             (#""limits":{"threads":-1}"#, "limits.threads"),
             (#""limits":{"speed":1}"#, "limits.speed"),
+            (#""limits":{"ledger_connections":-1}"#, "limits.ledger_connections"),
+            (#""limits":{"ledger_connections":"four"}"#, "limits.ledger_connections"),
+            (#""limits":{"ledger_connections":1025}"#, "limits.ledger_connections"),
             (#""colour":"red""#, "colour"),
         ])
     func invalidConfiguration(member: String, path: String) throws {
@@ -114,5 +117,24 @@ struct ConfigurationTests {
         let files = try Files()
         let members = Files.valid.filter { !$0.hasPrefix(#""tokens""#) } + [#""verify_requires_token":true"#]
         #expect(throws: ServiceConfigurationError.self) { try files.configuration(members) }
+    }
+
+    @Test(
+        "a ledger that is a PostgreSQL URI is kept as it is, a path is resolved; ledger_connections defaults to the threads",
+        arguments: [
+            ("postgresql://app@db.example:5432/ledger?sslmode=require", true),
+            ("postgres:///ledger?host=/run/postgresql", true),
+            ("postgresql.sqlite", false),
+        ])
+    func ledgerLocation(ledger: String, isPostgreSQL: Bool) throws {
+        let files = try Files()
+        let members = Files.valid.filter { !$0.hasPrefix(#""ledger""#) } + [#""ledger":"\#(ledger)""#]
+        let configuration = try files.configuration(members)
+        #expect(configuration.ledgerPath == (isPostgreSQL ? ledger : files.directory.path + "/" + ledger))
+        #expect(configuration.ledgerConnections == 0)
+        #expect(configuration.effectiveLedgerConnections == 2, "limits.threads of the valid configuration")
+        let sized = try files.configuration(
+            members.filter { !$0.hasPrefix(#""limits""#) } + [#""limits":{"ledger_connections":9}"#])
+        #expect(sized.effectiveLedgerConnections == 9)
     }
 }
