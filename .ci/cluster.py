@@ -31,6 +31,32 @@ def receipt_binary(arguments):
     return os.path.join(folder, "receipt")
 
 
+def wait_until_listening(process, port, seconds, name):
+    """Returns once something accepts on loopback `port`; fails if `process` exits first or `seconds` pass."""
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        if process.poll() is not None:
+            fail(f"{name} exited with {process.returncode}")
+        try:
+            socket.create_connection(("127.0.0.1", port), timeout=1).close()
+            return
+        except OSError:
+            time.sleep(0.1)
+    fail(f"{name} did not listen on port {port} within {seconds} s")
+
+
+def stop_process(process, stop_signal, seconds):
+    """Sends `stop_signal` to `process` if it runs, and kills it if it has not ended within `seconds`."""
+    if process.poll() is not None:
+        return
+    process.send_signal(stop_signal)
+    try:
+        process.wait(timeout=seconds)
+    except subprocess.TimeoutExpired:
+        process.kill()
+        process.wait()
+
+
 def free_port():
     with socket.socket() as probe:
         probe.bind(("127.0.0.1", 0))
@@ -112,29 +138,15 @@ class Instance:
         self.errors = open(os.path.join(self.folder, f"{self.name}.err"), "a")
         self.process = subprocess.Popen([self.receipt, "serve", "--config", self.config],
                                         stdout=subprocess.DEVNULL, stderr=self.errors)
-        deadline = time.monotonic() + 30
-        while time.monotonic() < deadline:
-            if self.process.poll() is not None:
-                fail(f"{self.name} exited with {self.process.returncode}; see {self.errors.name}")
-            try:
-                socket.create_connection(("127.0.0.1", self.port), timeout=1).close()
-                return
-            except OSError:
-                time.sleep(0.1)
-        fail(f"{self.name} did not listen on port {self.port} within 30 s")
+        wait_until_listening(self.process, self.port, 30, f"{self.name} (see {self.errors.name})")
 
     def kill(self):
         self.process.send_signal(signal.SIGKILL)
         self.process.wait()
 
     def stop(self):
-        if self.process and self.process.poll() is None:
-            self.process.send_signal(signal.SIGTERM)
-            try:
-                self.process.wait(timeout=20)
-            except subprocess.TimeoutExpired:
-                self.process.kill()
-                self.process.wait()
+        if self.process:
+            stop_process(self.process, signal.SIGTERM, 20)
 
 
 NGINX_CONFIG = """
@@ -186,22 +198,9 @@ class Nginx:
                                              upstream=UPSTREAM.format(servers=servers)))
         self.process = subprocess.Popen(["nginx", "-p", folder, "-c", path, "-g", "daemon off;"],
                                         stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-        deadline = time.monotonic() + 10
-        while time.monotonic() < deadline:
-            try:
-                socket.create_connection(("127.0.0.1", self.port), timeout=1).close()
-                return
-            except OSError:
-                time.sleep(0.1)
-        fail("nginx did not start")
+        wait_until_listening(self.process, self.port, 10, "nginx")
 
     def stop(self):
-        if self.process.poll() is None:
-            self.process.send_signal(signal.SIGQUIT)
-            try:
-                self.process.wait(timeout=10)
-            except subprocess.TimeoutExpired:
-                self.process.kill()
-                self.process.wait()
+        stop_process(self.process, signal.SIGQUIT, 10)
 
 

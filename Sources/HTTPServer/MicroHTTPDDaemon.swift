@@ -9,7 +9,7 @@ final class ServerContext: Sendable {
     let handler: @Sendable (HTTPRequest) -> HTTPResponse
     let waits: @Sendable (HTTPRequest) -> Bool
     /// Where the handlers of requests that ``waits`` picks run, their connections suspended meanwhile.
-    let waitingPool: BlockingWorkPool
+    let waitingPool: WaitingWorkPool
     let maximumBodyBytes: Int
     let headerTimeout: Int64
     let bodyTimeout: Int64
@@ -24,7 +24,7 @@ final class ServerContext: Sendable {
     ) {
         self.handler = handler
         self.waits = waits
-        waitingPool = BlockingWorkPool(threads: configuration.waitingThreads)
+        waitingPool = WaitingWorkPool(threads: configuration.waitingThreads)
         self.maximumBodyBytes = configuration.maximumBodyBytes
         self.headerTimeout = Int64(configuration.requestHeaderTimeoutSeconds) * 1_000_000_000
         self.bodyTimeout = Int64(configuration.requestBodyTimeoutSeconds) * 1_000_000_000

@@ -30,9 +30,9 @@ struct ServiceError: Error, Sendable {
 extension HTTPResponse {
     /// `object` serialised, with a JSON content type.
     static func json(status: Int = 200, _ object: JSONObject) -> HTTPResponse {
-        var body = JSONValue.object(object).serializedBytes()
-        body.append(UInt8(ascii: "\n"))
-        return HTTPResponse(status: status, headers: [("Content-Type", "application/json")], body: body)
+        json(status: status) { writer in
+            for member in object.members { writer.add(member.key, member.value) }
+        }
     }
 
     /// The object whose members `build` adds, written as they are added (no tree in between), with a JSON

@@ -8,7 +8,7 @@ private import Foundation
 /// pool: each job belongs to a suspended connection, so there are never more jobs than connections.
 ///
 /// `@unchecked Sendable`: `jobs`, `stopping` and `running` are only read or written while `condition` is locked.
-final class BlockingWorkPool: @unchecked Sendable {
+final class WaitingWorkPool: @unchecked Sendable {
     private let condition = NSCondition()
     /// The jobs submitted, those from `nextJob` on still to run; a job taken is dropped at once (with what it
     /// holds, a request's body), and the taken slots are removed once they are half the array.
