@@ -34,6 +34,9 @@ public struct EntitlementError: Error, Hashable, Sendable, CustomStringConvertib
 ///   `revoked` when the transaction covering now, or else the latest one, was cancelled; otherwise, from the
 ///   latest transaction, `grace` when `expires_date <= now < expires_date + grace_period`, else `expired`. A
 ///   transaction without `expires_date` paid for no time: it can only make the product expired or revoked.
+///   Apple's renewal info, when given, decides grace instead of the catalog: a subscription whose renewal info
+///   says it is in billing retry is in `grace` until its `grace_period_expires_date` (and `expired` when it has
+///   none, or it has passed).
 ///   Within a group only the best-ranked product that is active or in grace grants entitlements; the others that
 ///   are active or in grace are superseded. Groups are independent.
 /// - non_renewing: `active` for `purchase_date <= now < purchase_date + duration` unless cancelled; otherwise
@@ -47,6 +50,16 @@ public struct EntitlementEngine: Sendable {
 
     public init(catalog: Catalog) {
         self.catalog = catalog
+    }
+
+    /// Evaluates the purchases of one app, as a ledger holds them, at `now`, with Apple's renewal info of its
+    /// subscriptions (keyed by original transaction id) deciding their grace periods.
+    public func evaluate(
+        purchases: [InAppPurchase], bundleID: String, renewals: [String: SubscriptionRenewal], at now: ReceiptDate
+    ) throws(EntitlementError) -> EntitlementReport {
+        try evaluate(
+            contents: [Receipt(bundleID: bundleID, creationDate: now, inAppPurchases: purchases)], renewals: renewals,
+            at: now)
     }
 
     /// Evaluates `receipts` at `now`.
@@ -119,9 +132,9 @@ public struct EntitlementEngine: Sendable {
         }
     }
 
-    private func evaluate(contents receipts: [Receipt], at now: ReceiptDate) throws(EntitlementError)
-        -> EntitlementReport
-    {
+    private func evaluate(
+        contents receipts: [Receipt], renewals: [String: SubscriptionRenewal] = [:], at now: ReceiptDate
+    ) throws(EntitlementError) -> EntitlementReport {
         let bundleIDs = Set(receipts.map(\.bundleID))
         guard bundleIDs.count <= 1 else {
             throw EntitlementError(
@@ -167,7 +180,7 @@ public struct EntitlementEngine: Sendable {
                         transaction: transaction, end: transaction.expiresDate ?? transaction.purchaseDate,
                         mayHaveGrace: transaction.expiresDate != nil)
                 }
-                if let standing = Self.periodic(periods, now: now, grace: catalog.gracePeriod) {
+                if let standing = Self.periodic(periods, now: now, grace: catalog.gracePeriod, renewals: renewals) {
                     results.append((product, standing))
                 }
             case .nonRenewing:
@@ -242,7 +255,9 @@ public struct EntitlementEngine: Sendable {
         return Standing(state: .revoked, transaction: last, expires: nil, graceEnd: nil)
     }
 
-    static func periodic(_ periods: [Period], now: ReceiptDate, grace: ISODuration?) -> Standing? {
+    static func periodic(
+        _ periods: [Period], now: ReceiptDate, grace: ISODuration?, renewals: [String: SubscriptionRenewal] = [:]
+    ) -> Standing? {
         func lastEnding(_ candidates: [Period]) -> Period? {
             candidates.max {
                 ($0.end, $0.transaction.purchaseDate, $0.transaction.transactionID)
@@ -258,7 +273,12 @@ public struct EntitlementEngine: Sendable {
         if latest.transaction.isCancelled(at: now) {
             return Standing(state: .revoked, transaction: latest.transaction, expires: latest.end, graceEnd: nil)
         }
-        if let grace, latest.mayHaveGrace, now < latest.end.adding(grace) {
+        let subscription = latest.transaction.originalTransactionID ?? latest.transaction.transactionID
+        if latest.mayHaveGrace, let renewal = renewals[subscription] {
+            if renewal.isInBillingRetryPeriod, let graceEnd = renewal.gracePeriodExpiresDate, now < graceEnd {
+                return Standing(state: .grace, transaction: latest.transaction, expires: latest.end, graceEnd: graceEnd)
+            }
+        } else if let grace, latest.mayHaveGrace, now < latest.end.adding(grace) {
             return Standing(
                 state: .grace, transaction: latest.transaction, expires: latest.end, graceEnd: latest.end.adding(grace))
         }
@@ -295,4 +315,19 @@ public struct EntitlementEngine: Sendable {
 extension InAppPurchase {
     /// Whether a refund had happened by `now`.
     func isCancelled(at now: ReceiptDate) -> Bool { cancellationDate.map { $0 <= now } ?? false }
+}
+
+/// What Apple's renewal info says of a subscription's access after its paid period: whether Apple is retrying
+/// the billing and until when the buyer keeps access meanwhile.
+public struct SubscriptionRenewal: Hashable, Sendable {
+    /// `is_in_billing_retry_period`.
+    public var isInBillingRetryPeriod: Bool
+    /// `grace_period_expires_date`, when Apple grants a billing grace period.
+    public var gracePeriodExpiresDate: ReceiptDate?
+
+    /// Renewal state as Apple's renewal info gives it.
+    public init(isInBillingRetryPeriod: Bool, gracePeriodExpiresDate: ReceiptDate?) {
+        self.isInBillingRetryPeriod = isInBillingRetryPeriod
+        self.gracePeriodExpiresDate = gracePeriodExpiresDate
+    }
 }
