@@ -217,8 +217,9 @@ extension JSONObjectReader {
         }
     }
 
-    /// A date given as `key` (RFC 3339 or verifyReceipt's form; empty means absent) and/or `key_ms`.
-    fileprivate func date(_ key: String) throws(ReceiptJSONError) -> ReceiptDate? {
+    /// A date given as `key` (RFC 3339 or verifyReceipt's form; empty means absent) and/or `key_ms` (a number or a
+    /// string of digits, within years 0000-9999); when both are given they must agree. Errors name the key.
+    public func date(_ key: String) throws(ReceiptJSONError) -> ReceiptDate? {
         var fromText: ReceiptDate?
         if let text = try string(key), !text.isEmpty {
             guard let date = ReceiptDate(rfc3339: text) ?? ReceiptDate(appleFormat: text) else {

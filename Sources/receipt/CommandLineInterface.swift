@@ -11,7 +11,7 @@ enum CommandLineInterface {
                          [--app-version V] [--device-id UUID|MAC] [--at RFC3339] [--json] [-r|--recursive]
                          [--max-input-size N] [--max-depth N] [--max-purchases N] [--max-decompressed-size N]
           receipt sign --key KEY.pem --cert LEAF.pem [--chain CA.pem…] [FILE|-] [-o OUT] [--base64] [--compress]
-                       [--format receipt|jws]
+                       [--format receipt|jws|notification]
           receipt inspect FILE|- [--json]
           receipt certs create DIR [--algorithm rsa|ec] [--profile standard|apple-compatible]
           receipt entitlements RECEIPT… --trust ANCHOR [--intermediate CA…] --catalog CATALOG.json

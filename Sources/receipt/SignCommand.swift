@@ -8,7 +8,7 @@ import StrictJSON
 enum SignCommand {
     static let help = """
         Usage: receipt sign --key KEY.pem --cert LEAF.pem [--chain CA.pem…] [FILE|-] [-o OUT] [--base64] [--compress]
-                            [--format receipt|jws]
+                            [--format receipt|jws|notification]
 
         Signs a receipt described in JSON (standard input when FILE is - or absent), in verifyReceipt's
         vocabulary: bundle_id and receipt_creation_date are required, dates are RFC 3339 or *_ms, and in_app
@@ -30,6 +30,15 @@ enum SignCommand {
                          environment from receipt_type (Production unless ProductionSandbox/Sandbox/Xcode).
                          The same purchase JSON as for receipts; a device_id is ignored (said on standard error).
                          Apple's libraries want x5c = leaf, intermediate, root: pass the root with --chain too.
+                         notification: an App Store Server Notification V2, written as the body Apple POSTs,
+                         {"signedPayload": JWS}, signed as for jws. Its JSON: notification_type, signed_date and
+                         bundle_id required; subtype, notification_uuid (random when absent), app_apple_id,
+                         bundle_version, environment (Production, Sandbox, Xcode, LocalTesting), status; an
+                         optional transaction (a purchase as in in_app, plus app_account_token,
+                         revocation_reason, signed_date) and renewal_info (original_transaction_id, product_id,
+                         auto_renew_product_id, auto_renew_status, expiration_intent, is_in_billing_retry_period,
+                         grace_period_expires_date, price_increase_status, renewal_date, signed_date), each
+                         signed into data.
 
         Example:
           receipt sign --key dev/receipt-signer.key --cert dev/receipt-signer.pem \\
@@ -53,14 +62,17 @@ enum SignCommand {
         let request = try Files.read(parsed.positionals.first ?? "-")
 
         let format = try parsed.single("--format") ?? "receipt"
-        guard format == "receipt" || format == "jws" else {
-            throw .usage("--format must be receipt or jws, not \"\(format)\"")
+        guard ["receipt", "jws", "notification"].contains(format) else {
+            throw .usage("--format must be receipt, jws or notification, not \"\(format)\"")
         }
-        if format == "jws" {
+        if format != "receipt" {
             guard !parsed.flag("--base64") && !parsed.flag("--compress") else {
-                throw .usage("--base64 and --compress apply to receipts, not to --format jws")
+                throw .usage("--base64 and --compress apply to receipts, not to --format \(format)")
             }
-            let document = try signedData(request, keyFile, certificateFile, chainFiles)
+            let document =
+                format == "jws"
+                ? try signedData(request, keyFile, certificateFile, chainFiles)
+                : try notification(request, keyFile, certificateFile, chainFiles)
             var line = JSONValue.object(document).serializedBytes()
             line.append(UInt8(ascii: "\n"))
             try write(line, to: output)
@@ -97,9 +109,7 @@ enum SignCommand {
                 Files.printError(
                     "receipt sign: device_id ignored: it binds app receipts, and StoreKit 2 data has no device binding")
             }
-            let credentials = try SigningCredentials(
-                keyFile: keyFile, certificateFile: certificateFile, chainFiles: chainFiles)
-            let signer = try JWSSigner(key: credentials.key, chain: [credentials.certificate] + credentials.chain)
+            let signer = try jwsSigner(keyFile, certificateFile, chainFiles)
             let receipt = request.receipt
             let environment: AppStoreEnvironment =
                 switch receipt.receiptType {
@@ -130,6 +140,37 @@ enum SignCommand {
             return JSONObject(["signed_transactions": .array(transactions), "signed_renewal_info": .array(renewals)])
         } catch let failure as CommandFailure {
             throw failure
+        } catch {
+            throw .rejected("\(error)")
+        }
+    }
+
+    /// The App Store Server Notification V2 body for the request: `{"signedPayload": "<JWS>"}`.
+    private static func notification(
+        _ requestJSON: [UInt8], _ keyFile: [UInt8], _ certificateFile: [UInt8], _ chainFiles: [[UInt8]]
+    ) throws(CommandFailure) -> JSONObject {
+        let content: NotificationContent
+        do {
+            content = try NotificationRequest.content(json: requestJSON)
+        } catch {
+            throw .rejected("\(error)")
+        }
+        let signer = try jwsSigner(keyFile, certificateFile, chainFiles)
+        do {
+            return try signer.signNotification(content)
+        } catch {
+            throw .rejected("\(error)")
+        }
+    }
+
+    /// An ES256 signer: the key, and the certificate followed by the chain in `x5c`.
+    private static func jwsSigner(
+        _ keyFile: [UInt8], _ certificateFile: [UInt8], _ chainFiles: [[UInt8]]
+    ) throws(CommandFailure) -> JWSSigner {
+        do {
+            let credentials = try SigningCredentials(
+                keyFile: keyFile, certificateFile: certificateFile, chainFiles: chainFiles)
+            return try JWSSigner(key: credentials.key, chain: [credentials.certificate] + credentials.chain)
         } catch {
             throw .rejected("\(error)")
         }
