@@ -3,7 +3,7 @@ import ReceiptModel
 /// The stored columns of a transaction, in table order, as every store keeps them: the order rows are read and
 /// written in, and the order conflicting fields are named in. Dates are milliseconds since 1970 (negative before),
 /// flags 0 or 1, ids and other numbers 64-bit integers.
-enum LedgerColumn: Int32, CaseIterable {
+enum LedgerColumn: Int32, StoredColumn {
     case transactionID
     case customerID
     case bundleID
@@ -77,9 +77,6 @@ enum LedgerColumn: Int32, CaseIterable {
     /// (set only by `recordCancellation`).
     static let compared = allCases.filter { $0 != .transactionID && $0 != .cancellationDate }
 
-    /// Every column's name, comma-separated, in table order.
-    static let list = allCases.map(\.name).joined(separator: ", ")
-
     /// `transaction` as it will be stored: no cancellation date, no unknown attributes.
     static func storable(_ transaction: LedgerTransaction) -> LedgerTransaction {
         var storable = transaction
@@ -94,19 +91,51 @@ enum LedgerColumn: Int32, CaseIterable {
     }
 
     /// What recording `candidate` comes to when a transaction with its id is `stored`: already recorded when every
-    /// compared field is equal, else a conflict naming the fields that differ.
+    /// compared field is equal; adoption when only the customer differs and the stored one is the placeholder
+    /// `apple:` followed by the stored original transaction id; else a conflict naming the fields that differ.
     static func replaying(
         _ candidate: LedgerTransaction, over stored: LedgerTransaction
-    ) throws(LedgerError) -> LedgerRecordOutcome {
+    ) throws(LedgerError) -> Replay {
         let differing = differingFields(stored, candidate)
-        guard differing.isEmpty else {
-            throw LedgerError(
-                .conflict,
-                "transaction \(stored.purchase.transactionID) is already recorded with a different "
-                    + differing.joined(separator: ", "),
-                conflictingFields: differing)
+        if differing.isEmpty { return .alreadyRecorded(stored) }
+        if differing == [customerID.jsonName], let original = stored.purchase.originalTransactionID,
+            LedgerValue.text(stored.customerID) == .text(placeholderPrefix + original)
+        {
+            var adopted = stored
+            adopted.customerID = candidate.customerID
+            return .adopting(placeholder: stored.customerID, adopted)
         }
-        return .alreadyRecorded(stored)
+        throw LedgerError(
+            .conflict,
+            "transaction \(stored.purchase.transactionID) is already recorded with a different "
+                + differing.joined(separator: ", "),
+            conflictingFields: differing)
+    }
+
+    /// What the customer id of a transaction not known to be anyone's yet begins with, before its original
+    /// transaction id.
+    static let placeholderPrefix = "apple:"
+
+    /// What recording a transaction whose id is stored comes to (see ``replaying(_:over:)``).
+    enum Replay {
+        /// Exactly this is stored.
+        case alreadyRecorded(LedgerTransaction)
+        /// The stored transaction belongs to `placeholder`, whose transactions all become the candidate's
+        /// customer's: the transaction as it is stored then.
+        case adopting(placeholder: String, LedgerTransaction)
+    }
+
+    /// The transaction `stored` (the one with id `transactionID`, nil when there is none) without its cancellation
+    /// date, and whether that is new, so the date is to be cleared. Throws notFound without a transaction.
+    static func withdrawing(
+        _ stored: LedgerTransaction?, transactionID: String
+    ) throws(LedgerError) -> (withdrawn: LedgerTransaction, isNew: Bool) {
+        guard var withdrawn = stored else {
+            throw LedgerError(.notFound, "no transaction \(transactionID) is recorded to withdraw its refund")
+        }
+        let isNew = withdrawn.purchase.cancellationDate != nil
+        withdrawn.purchase.cancellationDate = nil
+        return (withdrawn, isNew)
     }
 
     /// The transaction `stored` (the one with id `transactionID`, nil when there is none) cancelled at `date`, and

@@ -47,21 +47,12 @@ public final class PostgreSQLLedger: LedgerStore {
     }
 
     /// Records `transaction` as described by ``TransactionLedger/record(_:)``. The stored transaction has no
-    /// `cancellationDate` and no `unknownAttributes`; strings are compared byte for byte.
+    /// `cancellationDate` and no `unknownAttributes`; strings are compared byte for byte. A transaction that was
+    /// not new is locked (`SELECT … FOR UPDATE`) before it is compared, so two adoptions of one placeholder are
+    /// ordered.
     public func record(_ transaction: LedgerTransaction) throws(LedgerError) -> LedgerRecordOutcome {
-        let candidate = Column.storable(transaction)
-        let id = candidate.purchase.transactionID
-        let purpose = "recording transaction \(id)"
-        return try pool.withConnection { (connection) throws(LedgerError) in
-            try Self.inTransaction(connection, purpose) { () throws(LedgerError) in
-                let inserted = try connection.execute(
-                    Self.insertSQL, Column.allCases.map { Self.parameter($0.value(in: candidate)) }, purpose: purpose)
-                if inserted.affectedRows == 1 { return .created(candidate) }
-                guard let stored = try Self.fetchOne(connection, id: id) else {
-                    throw LedgerError(.storage, "\(purpose): the stored transaction it conflicted with is gone")
-                }
-                return try Column.replaying(candidate, over: stored)
-            }
+        try writing("recording transaction \(transaction.purchase.transactionID)") { (writer) throws(LedgerError) in
+            try writer.record(transaction)
         }
     }
 
@@ -69,18 +60,53 @@ public final class PostgreSQLLedger: LedgerStore {
     public func recordCancellation(
         transactionID: String, at date: ReceiptDate
     ) throws(LedgerError) -> LedgerRecordOutcome {
-        let purpose = "recording the cancellation of transaction \(transactionID)"
-        return try pool.withConnection { (connection) throws(LedgerError) in
+        try writing("recording the cancellation of transaction \(transactionID)") { (writer) throws(LedgerError) in
+            try writer.recordCancellation(transactionID: transactionID, at: date)
+        }
+    }
+
+    /// Withdraws a refund as described by ``TransactionLedger/withdrawCancellation(transactionID:)``.
+    public func withdrawCancellation(transactionID: String) throws(LedgerError) -> LedgerRecordOutcome {
+        try writing("withdrawing the cancellation of transaction \(transactionID)") { (writer) throws(LedgerError) in
+            try writer.withdrawCancellation(transactionID: transactionID)
+        }
+    }
+
+    /// Keeps renewal info as described by ``TransactionLedger/recordRenewalInfo(_:)``: one upsert, which waits for
+    /// a concurrent one of the same subscription.
+    public func recordRenewalInfo(_ info: LedgerRenewalInfo) throws(LedgerError) -> LedgerChangeOutcome {
+        try writing("keeping the renewal info of \(info.originalTransactionID)") { (writer) throws(LedgerError) in
+            try writer.recordRenewalInfo(info)
+        }
+    }
+
+    /// Applies `changes` as described by ``TransactionLedger/apply(_:notification:)``, in one transaction. The
+    /// notification row is inserted first, so a concurrent delivery of the same one waits for this commit and
+    /// then finds it stored.
+    public func apply(
+        _ changes: [LedgerChange], notification: LedgerNotification?
+    ) throws(LedgerError) -> LedgerApplication {
+        let purpose =
+            notification.map { "applying notification \($0.notificationUUID)" } ?? "applying \(changes.count) changes"
+        return try writing(purpose) { (writer) throws(LedgerError) in
+            try writer.apply(changes, notification: notification)
+        }
+    }
+
+    /// Stores a copied notification as described by ``LedgerStore/copyNotification(_:)``.
+    public func copyNotification(_ notification: LedgerNotification) throws(LedgerError) -> Bool {
+        try writing("copying notification \(notification.notificationUUID)") { (writer) throws(LedgerError) in
+            try writer.insert(notification)
+        }
+    }
+
+    /// Runs `body` in one transaction on a connection of the pool; `purpose` begins its errors.
+    private func writing<Result>(
+        _ purpose: String, _ body: (PostgreSQLWriter) throws(LedgerError) -> Result
+    ) throws(LedgerError) -> Result {
+        try pool.withConnection { (connection) throws(LedgerError) in
             try Self.inTransaction(connection, purpose) { () throws(LedgerError) in
-                let (cancelled, isNew) = try Column.cancelling(
-                    Self.fetchOne(connection, id: transactionID, forUpdate: true), transactionID: transactionID,
-                    at: date)
-                guard isNew else { return .alreadyRecorded(cancelled) }
-                try connection.execute(
-                    "UPDATE transactions SET cancellation_date_ms = $1 WHERE transaction_id = $2",
-                    ["\(date.millisecondsSince1970)", transactionID],
-                    purpose: "storing the cancellation date of transaction \(transactionID)")
-                return .created(cancelled)
+                try body(PostgreSQLWriter(connection: connection))
             }
         }
     }
@@ -108,6 +134,56 @@ public final class PostgreSQLLedger: LedgerStore {
             try Self.fetch(
                 connection, Self.selectByCustomer, [customerID, bundleID],
                 purpose: "reading the transactions of customer \(customerID)")
+        }
+    }
+
+    /// The customer of the first recorded transaction (by the time it was recorded, then its id) of the
+    /// subscription `originalTransactionID`, or nil.
+    public func customerID(originalTransactionID: String) throws(LedgerError) -> String? {
+        try pool.withConnection { (connection) throws(LedgerError) in
+            try connection.execute(
+                "SELECT customer_id FROM transactions WHERE original_transaction_id = $1 "
+                    + "ORDER BY recorded_at, transaction_id LIMIT 1", [originalTransactionID],
+                purpose: "reading the customer of \(originalTransactionID)"
+            ).rows.first?.first ?? nil
+        }
+    }
+
+    /// The stored renewal info of each subscription of `originalTransactionIDs`, in their order: one query (the ids
+    /// are bound as one JSON array that `json_array_elements_text` unnests).
+    public func renewalInfo(originalTransactionIDs: [String]) throws(LedgerError) -> [LedgerRenewalInfo] {
+        guard !originalTransactionIDs.isEmpty else { return [] }
+        let list = JSONValue.array(originalTransactionIDs.map(JSONValue.string)).serialized()
+        return try pool.withConnection { (connection) throws(LedgerError) in
+            try Self.fetchRenewalInfo(
+                connection,
+                "SELECT \(RenewalColumn.allCases.map { "r." + $0.name }.joined(separator: ", ")) "
+                    + "FROM json_array_elements_text($1::json) WITH ORDINALITY AS ids (id, position) "
+                    + "JOIN renewal_info AS r ON r.original_transaction_id = ids.id ORDER BY ids.position",
+                [list], purpose: "reading the renewal info of \(originalTransactionIDs.count) subscriptions")
+        }
+    }
+
+    /// The stored notification with this UUID (compared byte for byte), or nil.
+    public func notification(uuid: String) throws(LedgerError) -> LedgerNotification? {
+        try pool.withConnection { (connection) throws(LedgerError) in
+            try PostgreSQLWriter(connection: connection).notification(uuid: uuid)
+        }
+    }
+
+    /// A page of the app's notifications, newest stored first (see
+    /// ``TransactionLedger/notifications(bundleID:since:before:limit:)``); the cursor is the sequence number of the
+    /// page's last notification.
+    public func notifications(
+        bundleID: String, since: ReceiptDate?, before: Int64?, limit: Int
+    ) throws(LedgerError) -> LedgerNotificationPage {
+        try pool.withConnection { (connection) throws(LedgerError) in
+            CustomerStateSQL.page(
+                try Self.fetchNotifications(
+                    connection, CustomerStateSQL.notificationPage(.postgreSQL),
+                    CustomerStateSQL.notificationPageParameters(
+                        bundleID: bundleID, since: since, before: before, limit: limit
+                    ).map(Self.parameter), purpose: "listing the notifications of \(bundleID)"), limit: limit)
         }
     }
 
@@ -152,6 +228,30 @@ public final class PostgreSQLLedger: LedgerStore {
         }
     }
 
+    /// At most `limit` renewal infos after `originalTransactionID`, in id order (the "C" collation: UTF-8 bytes).
+    public func renewalInfos(after originalTransactionID: String?, limit: Int) throws(LedgerError)
+        -> [LedgerRenewalInfo]
+    {
+        try pool.withConnection { (connection) throws(LedgerError) in
+            try Self.fetchRenewalInfo(
+                connection,
+                CustomerStateSQL.selectRenewalInfo(
+                    where: "original_transaction_id > $1 ORDER BY original_transaction_id LIMIT $2"),
+                [originalTransactionID ?? "", "\(max(limit, 0))"], purpose: "listing renewal info")
+        }
+    }
+
+    /// At most `limit` notifications after the sequence number `sequence`, oldest stored first.
+    public func notifications(
+        afterSequence sequence: Int64?, limit: Int
+    ) throws(LedgerError) -> [(sequence: Int64, notification: LedgerNotification)] {
+        try pool.withConnection { (connection) throws(LedgerError) in
+            try Self.fetchNotifications(
+                connection, CustomerStateSQL.selectNotifications(where: "sequence > $1 ORDER BY sequence LIMIT $2"),
+                ["\(sequence ?? Int64.min)", "\(max(limit, 0))"], purpose: "listing notifications")
+        }
+    }
+
     /// The highest migration recorded in `ledger_migrations`.
     public func storedSchemaVersion() throws(LedgerError) -> Int {
         try pool.withConnection { (connection) throws(LedgerError) in try Self.storedSchemaVersion(connection) }
@@ -171,7 +271,8 @@ public final class PostgreSQLLedger: LedgerStore {
             let invalid = try connection.execute(
                 """
                 SELECT conrelid::regclass::text || '.' || conname FROM pg_constraint
-                WHERE conrelid IN ('transactions'::regclass, 'ledger_counts'::regclass, 'ledger_migrations'::regclass)
+                WHERE conrelid IN ('transactions'::regclass, 'ledger_counts'::regclass, 'ledger_migrations'::regclass,
+                    'renewal_info'::regclass, 'notifications'::regclass)
                     AND NOT convalidated ORDER BY 1
                 """, purpose: purpose)
             problems += invalid.rows.map { "constraint \($0.first.flatMap { $0 } ?? "?") is not validated" }
@@ -301,7 +402,43 @@ extension PostgreSQLLedger {
                 CREATE TRIGGER transactions_counted AFTER INSERT OR DELETE ON transactions
                     FOR EACH ROW EXECUTE FUNCTION ledger_count_transactions()
                 """,
-            ])
+            ]),
+        Migration(
+            summary: "keep renewal info and notifications, and find transactions by original transaction",
+            statements: [
+                """
+                CREATE TABLE renewal_info (
+                    original_transaction_id text COLLATE "C" PRIMARY KEY,
+                    bundle_id text COLLATE "C" NOT NULL,
+                    product_id text COLLATE "C" NOT NULL,
+                    auto_renew_product_id text COLLATE "C",
+                    auto_renews boolean,
+                    expiration_intent bigint,
+                    is_in_billing_retry_period boolean,
+                    grace_period_expires_date_ms bigint,
+                    price_increase_status bigint,
+                    signed_date_ms bigint NOT NULL
+                )
+                """,
+                """
+                CREATE TABLE notifications (
+                    sequence bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+                    notification_uuid text COLLATE "C" NOT NULL UNIQUE,
+                    notification_type text COLLATE "C" NOT NULL,
+                    subtype text COLLATE "C",
+                    bundle_id text COLLATE "C" NOT NULL,
+                    signed_date_ms bigint NOT NULL,
+                    received_ms bigint NOT NULL,
+                    customer_id text COLLATE "C",
+                    transaction_id text COLLATE "C",
+                    original_transaction_id text COLLATE "C",
+                    effects text NOT NULL,
+                    signed_payload text NOT NULL
+                )
+                """,
+                "CREATE INDEX notifications_by_app ON notifications (bundle_id, sequence)",
+                "CREATE INDEX transactions_by_original ON transactions (original_transaction_id)",
+            ]),
     ]
 
     /// The key of the advisory lock migrations hold: "openrece" in ASCII.
@@ -364,7 +501,7 @@ extension PostgreSQLLedger {
     private typealias Column = LedgerColumn
 
     /// A value as a text parameter: PostgreSQL reads `1` and `0` as booleans for the flag columns.
-    private static func parameter(_ value: LedgerValue) -> String? {
+    fileprivate static func parameter(_ value: LedgerValue) -> String? {
         switch value {
         case .integer(let integer): "\(integer)"
         case .text(let text): text
@@ -374,10 +511,9 @@ extension PostgreSQLLedger {
 
     /// Inserts every column of a transaction (parameters in column order) unless its id is stored; the time it is
     /// recorded is the server's.
-    private static let insertSQL =
-        "INSERT INTO transactions (\(Column.list)) VALUES ("
-        + Column.allCases.map { "$\($0.rawValue + 1)" }.joined(separator: ", ")
-        + ") ON CONFLICT (transaction_id) DO NOTHING"
+    fileprivate static let insertSQL =
+        "INSERT INTO transactions (\(Column.list)) VALUES (\(Column.parameters(.postgreSQL))) "
+        + "ON CONFLICT (transaction_id) DO NOTHING"
 
     /// Selects every column of the rows matching `clause`: a `WHERE` condition, possibly followed by `ORDER BY`.
     private static func select(where clause: String) -> String {
@@ -393,7 +529,7 @@ extension PostgreSQLLedger {
     private static let selectByCustomer = select(
         where: "customer_id = $1 AND bundle_id = $2 ORDER BY purchase_date_ms, transaction_id")
 
-    private static func fetchOne(
+    fileprivate static func fetchOne(
         _ connection: PostgreSQLConnection, id: String, forUpdate: Bool = false
     ) throws(LedgerError) -> LedgerTransaction? {
         try fetch(
@@ -402,27 +538,131 @@ extension PostgreSQLLedger {
         ).first
     }
 
-    /// The rows `select` (one of the selects above) returns with `parameters` bound.
+    /// The transactions `select` (one of the selects above) returns with `parameters` bound.
     private static func fetch(
         _ connection: PostgreSQLConnection, _ select: String, _ parameters: [String?], purpose: String
     ) throws(LedgerError) -> [LedgerTransaction] {
-        let result = try connection.execute(select, parameters, purpose: purpose)
-        var transactions: [LedgerTransaction] = []
+        try fetch(connection, select, parameters, purpose: purpose) { (row, text, integer) throws(LedgerError) in
+            try Column.decode(purpose: purpose, text: text, integer: integer)
+        }
+    }
+
+    /// The renewal infos `select` (selecting ``RenewalColumn``s in order) returns with `parameters` bound.
+    fileprivate static func fetchRenewalInfo(
+        _ connection: PostgreSQLConnection, _ select: String, _ parameters: [String?], purpose: String
+    ) throws(LedgerError) -> [LedgerRenewalInfo] {
+        try fetch(connection, select, parameters, purpose: purpose) { (row, text, integer) throws(LedgerError) in
+            try RenewalColumn.decode(purpose: purpose, text: text, integer: integer)
+        }
+    }
+
+    /// The notifications and their sequence numbers `select` (one of ``CustomerStateSQL``'s notification selects)
+    /// returns with `parameters` bound.
+    fileprivate static func fetchNotifications(
+        _ connection: PostgreSQLConnection, _ select: String, _ parameters: [String?], purpose: String
+    ) throws(LedgerError) -> [(sequence: Int64, notification: LedgerNotification)] {
+        try fetch(connection, select, parameters, purpose: purpose) {
+            (row, text, integer: (NotificationColumn) -> Int64?) throws(LedgerError) in
+            let notification = try NotificationColumn.decode(purpose: purpose, text: text, integer: integer)
+            let sequence = row[NotificationColumn.allCases.count].flatMap { Int64($0) }
+            return (try requiredColumn(sequence, "sequence", purpose: purpose), notification)
+        }
+    }
+
+    /// What `decode` makes of each row `sql` returns with `parameters` bound, given the row and how to read its
+    /// columns of `Column` as text and as integers (flags `t` and `f` as 1 and 0). A column that holds something else
+    /// than a number where one is read is a storage error.
+    private static func fetch<StoredColumns: StoredColumn, Row>(
+        _ connection: PostgreSQLConnection, _ sql: String, _ parameters: [String?], purpose: String,
+        _ decode: (
+            [String?], (StoredColumns) -> String?, (StoredColumns) -> Int64?
+        ) throws(LedgerError) -> Row
+    ) throws(LedgerError) -> [Row] {
+        let result = try connection.execute(sql, parameters, purpose: purpose)
+        var rows: [Row] = []
         for row in result.rows {
-            var malformed: LedgerColumn?
-            func integer(_ column: LedgerColumn) -> Int64? {
+            var malformed: StoredColumns?
+            func integer(_ column: StoredColumns) -> Int64? {
                 guard let text = row[Int(column.rawValue)] else { return nil }
                 let value: Int64? = column.isFlag ? ["f": 0, "t": 1][text] : Int64(text)
                 if value == nil { malformed = column }
                 return value
             }
-            let transaction = try Column.decode(
-                purpose: purpose, text: { row[Int($0.rawValue)] }, integer: integer)
+            let decoded = try decode(row, { row[Int($0.rawValue)] }, integer)
             if let malformed {
                 throw LedgerError(.storage, "\(purpose): column \(malformed.name) holds something else than a number")
             }
-            transactions.append(transaction)
+            rows.append(decoded)
         }
-        return transactions
+        return rows
+    }
+}
+
+/// The rows of the ledger's writes, on one connection inside one transaction.
+private struct PostgreSQLWriter: LedgerWriter {
+    let connection: PostgreSQLConnection
+
+    private func parameters(_ values: [LedgerValue]) -> [String?] {
+        values.map(PostgreSQLLedger.parameter)
+    }
+
+    func insert(_ transaction: LedgerTransaction) throws(LedgerError) -> Bool {
+        try connection.execute(
+            PostgreSQLLedger.insertSQL, parameters(LedgerColumn.allCases.map { $0.value(in: transaction) }),
+            purpose: "storing transaction \(transaction.purchase.transactionID)"
+        ).affectedRows == 1
+    }
+
+    func lockedTransaction(id: String) throws(LedgerError) -> LedgerTransaction? {
+        try PostgreSQLLedger.fetchOne(connection, id: id, forUpdate: true)
+    }
+
+    func setCancellationDate(_ date: ReceiptDate?, transactionID: String) throws(LedgerError) {
+        try connection.execute(
+            CustomerStateSQL.setCancellationDate(.postgreSQL),
+            parameters([LedgerValue(date?.millisecondsSince1970), .text(transactionID)]),
+            purpose: "storing the cancellation date of transaction \(transactionID)")
+    }
+
+    func reassignCustomer(from placeholder: String, to customerID: String) throws(LedgerError) {
+        try connection.execute(
+            CustomerStateSQL.reassignCustomer(.postgreSQL), [placeholder, customerID],
+            purpose: "giving the transactions of \(placeholder) to \(customerID)")
+    }
+
+    func upsert(_ info: LedgerRenewalInfo) throws(LedgerError) -> LedgerRenewalInfo? {
+        try PostgreSQLLedger.fetchRenewalInfo(
+            connection, CustomerStateSQL.upsertRenewalInfo(.postgreSQL),
+            parameters(RenewalColumn.allCases.map { $0.value(in: info) }),
+            purpose: "storing the renewal info of \(info.originalTransactionID)"
+        ).first
+    }
+
+    func renewalInfo(originalTransactionID: String) throws(LedgerError) -> LedgerRenewalInfo? {
+        try PostgreSQLLedger.fetchRenewalInfo(
+            connection, CustomerStateSQL.selectRenewalInfo(where: "original_transaction_id = $1"),
+            [originalTransactionID], purpose: "reading the renewal info of \(originalTransactionID)"
+        ).first
+    }
+
+    func insert(_ notification: LedgerNotification) throws(LedgerError) -> Bool {
+        try connection.execute(
+            CustomerStateSQL.insertNotification(.postgreSQL),
+            parameters(NotificationColumn.allCases.map { $0.value(in: notification) }),
+            purpose: "storing notification \(notification.notificationUUID)"
+        ).rows.count == 1
+    }
+
+    func notification(uuid: String) throws(LedgerError) -> LedgerNotification? {
+        try PostgreSQLLedger.fetchNotifications(
+            connection, CustomerStateSQL.selectNotifications(where: "notification_uuid = $1"), [uuid],
+            purpose: "reading notification \(uuid)"
+        ).first?.notification
+    }
+
+    func setEffects(_ effects: [String], notificationUUID: String) throws(LedgerError) {
+        try connection.execute(
+            CustomerStateSQL.setEffects(.postgreSQL), [NotificationColumn.encode(effects: effects), notificationUUID],
+            purpose: "storing the effects of notification \(notificationUUID)")
     }
 }

@@ -43,7 +43,8 @@ public final class SQLiteLedger: LedgerStore {
     }
 
     /// The writes waiting to be committed.
-    private let writes: GroupCommitQueue<GroupedWrite<LedgerRecordOutcome>, LedgerRecordOutcome>
+    /// Each write's result is the value its public function returns, typed by that function (see `writing`).
+    private let writes: GroupCommitQueue<GroupedWrite<any Sendable>, any Sendable>
 
     /// How many group transactions committed at least one write.
     private let commits = Atomic<Int>(0)
@@ -81,14 +82,8 @@ public final class SQLiteLedger: LedgerStore {
     /// Records `transaction` as described by ``TransactionLedger/record(_:)``. The stored transaction has no
     /// `cancellationDate` and no `unknownAttributes`; strings are compared byte for byte.
     public func record(_ transaction: LedgerTransaction) throws(LedgerError) -> LedgerRecordOutcome {
-        let candidate = Column.storable(transaction)
-        let id = candidate.purchase.transactionID
-        return try writing("recording transaction \(id)") { (database) throws(LedgerError) in
-            if let stored = try Self.fetchOne(database, id: id) {
-                return try Column.replaying(candidate, over: stored)
-            }
-            try Self.insert(candidate, into: database)
-            return .created(candidate)
+        try writing("recording transaction \(transaction.purchase.transactionID)") { (writer) throws(LedgerError) in
+            try writer.record(transaction)
         }
     }
 
@@ -96,18 +91,41 @@ public final class SQLiteLedger: LedgerStore {
     public func recordCancellation(
         transactionID: String, at date: ReceiptDate
     ) throws(LedgerError) -> LedgerRecordOutcome {
-        try writing("recording the cancellation of transaction \(transactionID)") { (database) throws(LedgerError) in
-            let (cancelled, isNew) = try Column.cancelling(
-                Self.fetchOne(database, id: transactionID), transactionID: transactionID, at: date)
-            guard isNew else { return .alreadyRecorded(cancelled) }
-            try database.withStatement(
-                "UPDATE transactions SET cancellation_date_ms = ?1 WHERE transaction_id = ?2",
-                purpose: "storing the cancellation date of transaction \(transactionID)"
-            ) { (statement) throws(LedgerError) in
-                try statement.bind([.integer(date.millisecondsSince1970), .text(transactionID)])
-                _ = try statement.step()
-            }
-            return .created(cancelled)
+        try writing("recording the cancellation of transaction \(transactionID)") { (writer) throws(LedgerError) in
+            try writer.recordCancellation(transactionID: transactionID, at: date)
+        }
+    }
+
+    /// Withdraws a refund as described by ``TransactionLedger/withdrawCancellation(transactionID:)``.
+    public func withdrawCancellation(transactionID: String) throws(LedgerError) -> LedgerRecordOutcome {
+        try writing("withdrawing the cancellation of transaction \(transactionID)") { (writer) throws(LedgerError) in
+            try writer.withdrawCancellation(transactionID: transactionID)
+        }
+    }
+
+    /// Keeps renewal info as described by ``TransactionLedger/recordRenewalInfo(_:)``.
+    public func recordRenewalInfo(_ info: LedgerRenewalInfo) throws(LedgerError) -> LedgerChangeOutcome {
+        try writing("keeping the renewal info of \(info.originalTransactionID)") { (writer) throws(LedgerError) in
+            try writer.recordRenewalInfo(info)
+        }
+    }
+
+    /// Applies `changes` as described by ``TransactionLedger/apply(_:notification:)``: one write of a group commit,
+    /// in a savepoint of its own, so a refusal thrown undoes all of its changes and none of the group's others.
+    public func apply(
+        _ changes: [LedgerChange], notification: LedgerNotification?
+    ) throws(LedgerError) -> LedgerApplication {
+        let purpose =
+            notification.map { "applying notification \($0.notificationUUID)" } ?? "applying \(changes.count) changes"
+        return try writing(purpose) { (writer) throws(LedgerError) in
+            try writer.apply(changes, notification: notification)
+        }
+    }
+
+    /// Stores a copied notification as described by ``LedgerStore/copyNotification(_:)``.
+    public func copyNotification(_ notification: LedgerNotification) throws(LedgerError) -> Bool {
+        try writing("copying notification \(notification.notificationUUID)") { (writer) throws(LedgerError) in
+            try writer.insert(notification)
         }
     }
 
@@ -122,12 +140,10 @@ public final class SQLiteLedger: LedgerStore {
         guard !ids.isEmpty else { return nil }
         let list = JSONValue.array(ids.map(JSONValue.string)).serialized()
         return try withOpenDatabase { (database) throws(LedgerError) in
-            try database.withStatement(
-                Self.selectFirstOfIDs, purpose: "tracing \(ids.count) transaction ids"
-            ) { (statement) throws(LedgerError) in
-                try statement.bind([.text(list)])
-                return try statement.step() ? try Self.decode(statement, purpose: "tracing transaction ids") : nil
-            }
+            try Self.fetch(
+                database, Self.selectFirstOfIDs, [.text(list)], purpose: "tracing \(ids.count) transaction ids"
+            )
+            .first
         }
     }
 
@@ -138,6 +154,55 @@ public final class SQLiteLedger: LedgerStore {
             try Self.fetch(
                 database, Self.selectByCustomer, [.text(customerID), .text(bundleID)],
                 purpose: "reading the transactions of customer \(customerID)")
+        }
+    }
+
+    /// The customer of the first recorded transaction (by the order rows were inserted) of the subscription
+    /// `originalTransactionID`, or nil.
+    public func customerID(originalTransactionID: String) throws(LedgerError) -> String? {
+        try withOpenDatabase { (database) throws(LedgerError) in
+            try Self.fetch(
+                database,
+                "SELECT customer_id FROM transactions WHERE original_transaction_id = ?1 ORDER BY rowid LIMIT 1",
+                [.text(originalTransactionID)], purpose: "reading the customer of \(originalTransactionID)"
+            ) { (row) throws(LedgerError) in row.text(at: 0) }.first ?? nil
+        }
+    }
+
+    /// The stored renewal info of each subscription of `originalTransactionIDs`, in their order: one query (the ids
+    /// are bound as one JSON array that SQLite's `json_each` unnests).
+    public func renewalInfo(originalTransactionIDs: [String]) throws(LedgerError) -> [LedgerRenewalInfo] {
+        guard !originalTransactionIDs.isEmpty else { return [] }
+        let list = JSONValue.array(originalTransactionIDs.map(JSONValue.string)).serialized()
+        return try withOpenDatabase { (database) throws(LedgerError) in
+            try Self.fetchRenewalInfo(
+                database,
+                "SELECT \(RenewalColumn.allCases.map { "r." + $0.name }.joined(separator: ", ")) FROM json_each(?1) "
+                    + "AS ids JOIN renewal_info AS r ON r.original_transaction_id = ids.value ORDER BY ids.key",
+                [.text(list)], purpose: "reading the renewal info of \(originalTransactionIDs.count) subscriptions")
+        }
+    }
+
+    /// The stored notification with this UUID (compared byte for byte), or nil.
+    public func notification(uuid: String) throws(LedgerError) -> LedgerNotification? {
+        try withOpenDatabase { (database) throws(LedgerError) in
+            try SQLiteWriter(database: database).notification(uuid: uuid)
+        }
+    }
+
+    /// A page of the app's notifications, newest stored first (see
+    /// ``TransactionLedger/notifications(bundleID:since:before:limit:)``); the cursor is the sequence number of the
+    /// page's last notification.
+    public func notifications(
+        bundleID: String, since: ReceiptDate?, before: Int64?, limit: Int
+    ) throws(LedgerError) -> LedgerNotificationPage {
+        try withOpenDatabase { (database) throws(LedgerError) in
+            CustomerStateSQL.page(
+                try Self.fetchNotifications(
+                    database, CustomerStateSQL.notificationPage(.sqlite),
+                    CustomerStateSQL.notificationPageParameters(
+                        bundleID: bundleID, since: since, before: before, limit: limit),
+                    purpose: "listing the notifications of \(bundleID)"), limit: limit)
         }
     }
 
@@ -173,6 +238,30 @@ public final class SQLiteLedger: LedgerStore {
             try Self.fetch(
                 database, Self.select(where: "transaction_id > ?1 ORDER BY transaction_id LIMIT ?2"),
                 [.text(transactionID ?? ""), .integer(Int64(max(limit, 0)))], purpose: "listing transactions")
+        }
+    }
+
+    /// At most `limit` renewal infos after `originalTransactionID`, in id order (SQLite compares TEXT byte for byte).
+    public func renewalInfos(after originalTransactionID: String?, limit: Int) throws(LedgerError)
+        -> [LedgerRenewalInfo]
+    {
+        try withOpenDatabase { (database) throws(LedgerError) in
+            try Self.fetchRenewalInfo(
+                database,
+                CustomerStateSQL.selectRenewalInfo(
+                    where: "original_transaction_id > ?1 ORDER BY original_transaction_id LIMIT ?2"),
+                [.text(originalTransactionID ?? ""), .integer(Int64(max(limit, 0)))], purpose: "listing renewal info")
+        }
+    }
+
+    /// At most `limit` notifications after the sequence number `sequence`, oldest stored first.
+    public func notifications(
+        afterSequence sequence: Int64?, limit: Int
+    ) throws(LedgerError) -> [(sequence: Int64, notification: LedgerNotification)] {
+        try withOpenDatabase { (database) throws(LedgerError) in
+            try Self.fetchNotifications(
+                database, CustomerStateSQL.selectNotifications(where: "sequence > ?1 ORDER BY sequence LIMIT ?2"),
+                [.integer(sequence ?? Int64.min), .integer(Int64(max(limit, 0)))], purpose: "listing notifications")
         }
     }
 
@@ -245,18 +334,23 @@ public final class SQLiteLedger: LedgerStore {
 
     /// Runs the write `body` (`purpose` says what it does, for its errors) in the next group commit and returns
     /// its result once that group is committed: a success only when it is durable.
-    private func writing(
-        _ purpose: String, _ body: @escaping @Sendable (SQLiteDatabase) throws(LedgerError) -> LedgerRecordOutcome
-    ) throws(LedgerError) -> LedgerRecordOutcome {
-        try writes.submit(GroupedWrite(purpose: purpose, body: body), committingWith: commit).get()
+    private func writing<Value: Sendable>(
+        _ purpose: String, _ body: @escaping @Sendable (SQLiteWriter) throws(LedgerError) -> Value
+    ) throws(LedgerError) -> Value {
+        let write = GroupedWrite<any Sendable>(purpose: purpose) { (database) throws(LedgerError) in
+            try body(SQLiteWriter(database: database))
+        }
+        let result = try writes.submit(write, committingWith: commit).get()
+        guard let value = result as? Value else {
+            throw LedgerError(.storage, "\(purpose): the write returned \(type(of: result)), not \(Value.self)")
+        }
+        return value
     }
 
     /// Commits `group` in one transaction, holding the connection's lock from `BEGIN` to `COMMIT` so that no read
     /// sees a write before it is committed. As for a single write, a storage failure is remembered for
     /// ``checkWritable()`` until a write succeeds, taking the writes in the group's order.
-    private func commit(
-        _ group: [GroupedWrite<LedgerRecordOutcome>]
-    ) -> [Result<LedgerRecordOutcome, LedgerError>] {
+    private func commit(_ group: [GroupedWrite<any Sendable>]) -> [Result<any Sendable, LedgerError>] {
         state.withLock { connection in
             guard let database = connection?.database else {
                 return group.map { _ in .failure(LedgerError(.storage, "ledger is closed")) }
@@ -339,6 +433,42 @@ extension SQLiteLedger {
                 END
                 """,
             ]),
+        Migration(
+            summary: "keep renewal info and notifications, and find transactions by original transaction",
+            statements: [
+                """
+                CREATE TABLE renewal_info (
+                    original_transaction_id TEXT PRIMARY KEY NOT NULL,
+                    bundle_id TEXT NOT NULL,
+                    product_id TEXT NOT NULL,
+                    auto_renew_product_id TEXT,
+                    auto_renews INTEGER CHECK (auto_renews IN (0, 1)),
+                    expiration_intent INTEGER,
+                    is_in_billing_retry_period INTEGER CHECK (is_in_billing_retry_period IN (0, 1)),
+                    grace_period_expires_date_ms INTEGER,
+                    price_increase_status INTEGER,
+                    signed_date_ms INTEGER NOT NULL
+                ) STRICT
+                """,
+                """
+                CREATE TABLE notifications (
+                    sequence INTEGER PRIMARY KEY AUTOINCREMENT,
+                    notification_uuid TEXT NOT NULL UNIQUE,
+                    notification_type TEXT NOT NULL,
+                    subtype TEXT,
+                    bundle_id TEXT NOT NULL,
+                    signed_date_ms INTEGER NOT NULL,
+                    received_ms INTEGER NOT NULL,
+                    customer_id TEXT,
+                    transaction_id TEXT,
+                    original_transaction_id TEXT,
+                    effects TEXT NOT NULL,
+                    signed_payload TEXT NOT NULL
+                ) STRICT
+                """,
+                "CREATE INDEX notifications_by_app ON notifications (bundle_id, sequence)",
+                "CREATE INDEX transactions_by_original ON transactions (original_transaction_id)",
+            ]),
     ]
 
     /// How long a statement waits for another connection's lock on the file before failing with "database is
@@ -400,27 +530,19 @@ extension SQLiteLedger {
     private typealias Column = LedgerColumn
 
     /// Inserts every column of a transaction (parameters in column order) and the time it is recorded, in
-    /// milliseconds since 1970 from SQLite's clock (the Unix epoch is Julian day 2440587.5).
-    private static let insertSQL =
-        "INSERT INTO transactions (\(Column.list), recorded_at_ms) VALUES ("
-        + Column.allCases.map { "?\($0.rawValue + 1)" }.joined(separator: ", ")
-        + ", CAST((julianday('now') - 2440587.5) * 86400000 AS INTEGER))"
-
-    private static func insert(_ transaction: LedgerTransaction, into database: SQLiteDatabase) throws(LedgerError) {
-        try database.withStatement(
-            insertSQL, purpose: "storing transaction \(transaction.purchase.transactionID)"
-        ) { (statement) throws(LedgerError) in
-            try statement.bind(Column.allCases.map { $0.value(in: transaction) })
-            _ = try statement.step()
-        }
-    }
+    /// milliseconds since 1970 from SQLite's clock (the Unix epoch is Julian day 2440587.5), unless its id is
+    /// stored; returns a row when it was inserted.
+    fileprivate static let insertSQL =
+        "INSERT INTO transactions (\(Column.list), recorded_at_ms) VALUES (\(Column.parameters(.sqlite)), "
+        + "CAST((julianday('now') - 2440587.5) * 86400000 AS INTEGER)) "
+        + "ON CONFLICT (transaction_id) DO NOTHING RETURNING transaction_id"
 
     /// Selects every column of the rows matching `clause`: a `WHERE` condition, possibly followed by `ORDER BY`.
     private static func select(where clause: String) -> String {
         "SELECT \(Column.list) FROM transactions WHERE \(clause)"
     }
 
-    private static let selectByID = select(where: "transaction_id = ?1")
+    fileprivate static let selectByID = select(where: "transaction_id = ?1")
 
     /// Selects every column of the first stored transaction whose id is in the JSON array bound to `?1`.
     private static let selectFirstOfIDs =
@@ -430,28 +552,129 @@ extension SQLiteLedger {
     private static let selectByCustomer = select(
         where: "customer_id = ?1 AND bundle_id = ?2 ORDER BY purchase_date_ms, transaction_id")
 
-    private static func fetchOne(_ database: SQLiteDatabase, id: String) throws(LedgerError) -> LedgerTransaction? {
+    fileprivate static func fetchOne(
+        _ database: SQLiteDatabase, id: String
+    ) throws(LedgerError) -> LedgerTransaction? {
         try fetch(database, selectByID, [.text(id)], purpose: "reading transaction \(id)").first
     }
 
-    /// The rows `select` (one of the selects above) returns with `parameters` bound.
+    /// The transactions `select` (one of the selects above) returns with `parameters` bound.
     private static func fetch(
         _ database: SQLiteDatabase, _ select: String, _ parameters: [SQLiteValue], purpose: String
     ) throws(LedgerError) -> [LedgerTransaction] {
-        try database.withStatement(select, purpose: purpose) { (statement) throws(LedgerError) in
+        try fetch(database, select, parameters, purpose: purpose) { (row) throws(LedgerError) in
+            try Column.decode(
+                purpose: purpose, text: { row.text(at: $0.rawValue) }, integer: { row.int64(at: $0.rawValue) })
+        }
+    }
+
+    /// The renewal infos `select` (selecting ``RenewalColumn``s in order) returns with `parameters` bound.
+    fileprivate static func fetchRenewalInfo(
+        _ database: SQLiteDatabase, _ select: String, _ parameters: [SQLiteValue], purpose: String
+    ) throws(LedgerError) -> [LedgerRenewalInfo] {
+        try fetch(database, select, parameters, purpose: purpose) { (row) throws(LedgerError) in
+            try RenewalColumn.decode(
+                purpose: purpose, text: { row.text(at: $0.rawValue) }, integer: { row.int64(at: $0.rawValue) })
+        }
+    }
+
+    /// The notifications and their sequence numbers `select` (one of ``CustomerStateSQL``'s notification selects)
+    /// returns with `parameters` bound.
+    fileprivate static func fetchNotifications(
+        _ database: SQLiteDatabase, _ select: String, _ parameters: [SQLiteValue], purpose: String
+    ) throws(LedgerError) -> [(sequence: Int64, notification: LedgerNotification)] {
+        let sequenceColumn = Int32(NotificationColumn.allCases.count)
+        return try fetch(database, select, parameters, purpose: purpose) { (row) throws(LedgerError) in
+            let notification = try NotificationColumn.decode(
+                purpose: purpose, text: { row.text(at: $0.rawValue) }, integer: { row.int64(at: $0.rawValue) })
+            return (try requiredColumn(row.int64(at: sequenceColumn), "sequence", purpose: purpose), notification)
+        }
+    }
+
+    /// What `decode` makes of each row `sql` returns with `parameters` bound.
+    fileprivate static func fetch<Row>(
+        _ database: SQLiteDatabase, _ sql: String, _ parameters: [SQLiteValue], purpose: String,
+        _ decode: (SQLiteStatement) throws(LedgerError) -> Row
+    ) throws(LedgerError) -> [Row] {
+        try database.withStatement(sql, purpose: purpose) { (statement) throws(LedgerError) in
             try statement.bind(parameters)
-            var rows: [LedgerTransaction] = []
+            var rows: [Row] = []
             while try statement.step() {
-                rows.append(try decode(statement, purpose: purpose))
+                rows.append(try decode(statement))
             }
             return rows
         }
     }
+}
 
-    private static func decode(
-        _ row: SQLiteStatement, purpose: String
-    ) throws(LedgerError) -> LedgerTransaction {
-        try Column.decode(
-            purpose: purpose, text: { row.text(at: $0.rawValue) }, integer: { row.int64(at: $0.rawValue) })
+/// The rows of the ledger's writes, on the writing connection inside its group's transaction (which holds the
+/// file's write lock, so rows need no lock of their own).
+private struct SQLiteWriter: LedgerWriter {
+    let database: SQLiteDatabase
+
+    /// Whether `sql` with `parameters` bound returns a row (a `RETURNING` clause: whether it wrote one).
+    private func returnsRow(_ sql: String, _ parameters: [SQLiteValue], purpose: String) throws(LedgerError) -> Bool {
+        try database.withStatement(sql, purpose: purpose) { (statement) throws(LedgerError) in
+            try statement.bind(parameters)
+            return try statement.step()
+        }
+    }
+
+    func insert(_ transaction: LedgerTransaction) throws(LedgerError) -> Bool {
+        try returnsRow(
+            SQLiteLedger.insertSQL, LedgerColumn.allCases.map { $0.value(in: transaction) },
+            purpose: "storing transaction \(transaction.purchase.transactionID)")
+    }
+
+    func lockedTransaction(id: String) throws(LedgerError) -> LedgerTransaction? {
+        try SQLiteLedger.fetchOne(database, id: id)
+    }
+
+    func setCancellationDate(_ date: ReceiptDate?, transactionID: String) throws(LedgerError) {
+        _ = try returnsRow(
+            CustomerStateSQL.setCancellationDate(.sqlite),
+            [LedgerValue(date?.millisecondsSince1970), .text(transactionID)],
+            purpose: "storing the cancellation date of transaction \(transactionID)")
+    }
+
+    func reassignCustomer(from placeholder: String, to customerID: String) throws(LedgerError) {
+        _ = try returnsRow(
+            CustomerStateSQL.reassignCustomer(.sqlite), [.text(placeholder), .text(customerID)],
+            purpose: "giving the transactions of \(placeholder) to \(customerID)")
+    }
+
+    func upsert(_ info: LedgerRenewalInfo) throws(LedgerError) -> LedgerRenewalInfo? {
+        try SQLiteLedger.fetchRenewalInfo(
+            database, CustomerStateSQL.upsertRenewalInfo(.sqlite), RenewalColumn.allCases.map { $0.value(in: info) },
+            purpose: "storing the renewal info of \(info.originalTransactionID)"
+        ).first
+    }
+
+    func renewalInfo(originalTransactionID: String) throws(LedgerError) -> LedgerRenewalInfo? {
+        try SQLiteLedger.fetchRenewalInfo(
+            database, CustomerStateSQL.selectRenewalInfo(where: "original_transaction_id = ?1"),
+            [.text(originalTransactionID)], purpose: "reading the renewal info of \(originalTransactionID)"
+        ).first
+    }
+
+    func insert(_ notification: LedgerNotification) throws(LedgerError) -> Bool {
+        try returnsRow(
+            CustomerStateSQL.insertNotification(.sqlite),
+            NotificationColumn.allCases.map { $0.value(in: notification) },
+            purpose: "storing notification \(notification.notificationUUID)")
+    }
+
+    func notification(uuid: String) throws(LedgerError) -> LedgerNotification? {
+        try SQLiteLedger.fetchNotifications(
+            database, CustomerStateSQL.selectNotifications(where: "notification_uuid = ?1"), [.text(uuid)],
+            purpose: "reading notification \(uuid)"
+        ).first?.notification
+    }
+
+    func setEffects(_ effects: [String], notificationUUID: String) throws(LedgerError) {
+        _ = try returnsRow(
+            CustomerStateSQL.setEffects(.sqlite),
+            [.text(NotificationColumn.encode(effects: effects)), .text(notificationUUID)],
+            purpose: "storing the effects of notification \(notificationUUID)")
     }
 }

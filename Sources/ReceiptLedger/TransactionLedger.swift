@@ -84,12 +84,39 @@ public protocol TransactionLedger: Sendable {
     /// `cancellationDate` equal) returns ``LedgerRecordOutcome/alreadyRecorded(_:)`` with the stored one; a
     /// different one with the same id throws ``LedgerError/Code/conflict`` naming the fields that differ. A
     /// `cancellationDate` on `transaction` is ignored: refunds go through ``recordCancellation(transactionID:at:)``.
+    ///
+    /// A customer id `apple:` followed by the original transaction id stands for "not known yet" (a notification
+    /// arrived before the app told whose purchase it is): recording the same transaction for another customer is
+    /// then no conflict but adoption: every transaction stored for that placeholder becomes the new customer's,
+    /// and the outcome is ``LedgerRecordOutcome/created(_:)`` with the transaction as stored now.
     func record(_ transaction: LedgerTransaction) throws(LedgerError) -> LedgerRecordOutcome
 
     /// Records a refund of the stored transaction `transactionID`, cancelled at `date`. The same date again returns
     /// ``LedgerRecordOutcome/alreadyRecorded(_:)``; a different date throws ``LedgerError/Code/conflict``
     /// (`cancellation_date`); an unknown id throws ``LedgerError/Code/notFound``.
     func recordCancellation(transactionID: String, at date: ReceiptDate) throws(LedgerError) -> LedgerRecordOutcome
+
+    /// Withdraws the refund of the stored transaction `transactionID` (Apple's `REFUND_REVERSED`): its
+    /// cancellation date is cleared. A transaction without one returns ``LedgerRecordOutcome/alreadyRecorded(_:)``
+    /// unchanged; an unknown id throws ``LedgerError/Code/notFound``.
+    func withdrawCancellation(transactionID: String) throws(LedgerError) -> LedgerRecordOutcome
+
+    /// Keeps `info` as its subscription's renewal info unless the stored one was signed as late or later
+    /// (notifications arrive out of order and twice): ``LedgerChangeOutcome/renewal(_:replaced:)`` with the renewal
+    /// info stored afterwards.
+    func recordRenewalInfo(_ info: LedgerRenewalInfo) throws(LedgerError) -> LedgerChangeOutcome
+
+    /// Applies `changes` in order, in one commit, so that either all of their effects are durable or none is.
+    ///
+    /// - Without a notification, the first refusal (a conflict, an unknown transaction) is thrown and nothing is
+    ///   stored.
+    /// - With one, a notification already stored under its `notificationUUID` returns
+    ///   ``LedgerApplication/duplicate(_:)`` and changes nothing. Otherwise a refused change is skipped (its outcome
+    ///   is ``LedgerChangeOutcome/refused(_:)``) and the others applied, and the notification is stored with
+    ///   ``LedgerNotification/effects`` set to the outcomes' summaries, in the same commit.
+    ///
+    /// Storage failures throw, and then nothing is stored.
+    func apply(_ changes: [LedgerChange], notification: LedgerNotification?) throws(LedgerError) -> LedgerApplication
 
     /// The stored transaction with this id, if any.
     func transaction(id: String) throws(LedgerError) -> LedgerTransaction?
@@ -100,6 +127,22 @@ public protocol TransactionLedger: Sendable {
 
     /// The customer's transactions for one app, by purchase date, then transaction id.
     func transactions(customerID: String, bundleID: String) throws(LedgerError) -> [LedgerTransaction]
+
+    /// The customer of the stored transactions whose original transaction is `originalTransactionID` (the first
+    /// of them recorded), or nil when none is stored.
+    func customerID(originalTransactionID: String) throws(LedgerError) -> String?
+
+    /// The stored renewal info of each of these subscriptions that has one, in the order of `originalTransactionIDs`.
+    func renewalInfo(originalTransactionIDs: [String]) throws(LedgerError) -> [LedgerRenewalInfo]
+
+    /// The stored notification with this `notificationUUID`, if any.
+    func notification(uuid: String) throws(LedgerError) -> LedgerNotification?
+
+    /// At most `limit` stored notifications of the app `bundleID`, newest received first: those received at or
+    /// after `since` (all, when nil), and only those before the cursor `before` (from
+    /// ``LedgerNotificationPage/next`` of the page before; nil for the first page).
+    func notifications(bundleID: String, since: ReceiptDate?, before: Int64?, limit: Int) throws(LedgerError)
+        -> LedgerNotificationPage
 
     /// How many transactions are stored, kept as they are written (never by scanning them all).
     func count() throws(LedgerError) -> Int
@@ -115,12 +158,28 @@ public protocol TransactionLedger: Sendable {
 }
 
 /// What `receipt ledger copy` and `receipt ledger check` need of a store besides the ledger's operations: every
-/// transaction in a fixed order, the schema version stored and a check of the whole store. These read every row:
+/// transaction, renewal info and notification in a fixed order, a way to copy notifications as they are stored,
+/// the schema version stored and a check of the whole store. These read every row:
 /// they are for maintenance, not for requests.
 public protocol LedgerStore: TransactionLedger {
     /// At most `limit` stored transactions (with their cancellation dates) whose ids come after `transactionID`
     /// (all, when nil), in the order of their ids as UTF-8 bytes: pages through the whole store.
     func transactions(after transactionID: String?, limit: Int) throws(LedgerError) -> [LedgerTransaction]
+
+    /// At most `limit` stored renewal infos whose original transaction ids come after `originalTransactionID`
+    /// (all, when nil), in the order of those ids as UTF-8 bytes: pages through the whole store.
+    func renewalInfos(after originalTransactionID: String?, limit: Int) throws(LedgerError) -> [LedgerRenewalInfo]
+
+    /// At most `limit` stored notifications (with their effects) whose sequence numbers come after `sequence`
+    /// (all, when nil), oldest stored first, each with its sequence number: pages through the whole store.
+    func notifications(afterSequence sequence: Int64?, limit: Int) throws(LedgerError)
+        -> [(sequence: Int64, notification: LedgerNotification)]
+
+    /// Stores `notification` exactly as given, its effects included, unless one with its `notificationUUID` is
+    /// stored: true when it was stored now. It gets the next sequence number, so notifications copied oldest
+    /// first keep their order. For copying a ledger; the service stores notifications through
+    /// ``TransactionLedger/apply(_:notification:)``.
+    func copyNotification(_ notification: LedgerNotification) throws(LedgerError) -> Bool
 
     /// The schema version the store has.
     func storedSchemaVersion() throws(LedgerError) -> Int
@@ -133,24 +192,6 @@ extension LedgerTransaction {
     /// Every stored field, each tagged with its kind and length, in column order: equal bytes for equal stored
     /// transactions (strings compared byte for byte), whichever store holds them. For digests of a whole ledger.
     public var canonicalBytes: [UInt8] {
-        var bytes: [UInt8] = []
-        for column in LedgerColumn.allCases {
-            switch column.value(in: self) {
-            case .null: bytes.append(0)
-            case .integer(let value):
-                bytes.append(1)
-                bytes += bigEndian(UInt64(bitPattern: value))
-            case .text(let text):
-                bytes.append(2)
-                bytes += bigEndian(UInt64(text.utf8.count))
-                bytes.append(contentsOf: text.utf8)
-            }
-        }
-        return bytes
+        LedgerValue.canonicalBytes(LedgerColumn.allCases.map { $0.value(in: self) })
     }
-}
-
-/// The 8 bytes of `value`, most significant first.
-private func bigEndian(_ value: UInt64) -> [UInt8] {
-    stride(from: 56, through: 0, by: -8).map { UInt8(truncatingIfNeeded: value >> UInt64($0)) }
 }

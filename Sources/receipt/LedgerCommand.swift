@@ -13,13 +13,16 @@ enum LedgerCommand {
         ~/.pgpass) or else the path of a SQLite file. A SQLite FROM or LOCATION must exist; TO is created (with
         the current schema) when it does not.
 
-        copy records every transaction of FROM in TO, then every refund, exactly as the service would: what TO
+        copy records every transaction of FROM in TO, then every refund, exactly as the service would, then
+        every subscription's renewal info and every notification (with what it did, oldest first): what TO
         already holds identically is left as it is, so running it twice changes nothing. A transaction TO holds
         with different fields stops the copy, naming its id and the fields (exit 1). It ends by comparing both
-        sides: the number of transactions and a SHA-256 digest of every stored field of every transaction, in id
-        order; exit 0 only when both are equal.
+        sides: the number of transactions, renewal infos and notifications and a SHA-256 digest of every stored
+        field of every one of them (transactions and renewal info in id order, notifications oldest first);
+        exit 0 only when both are equal.
 
-        check prints the schema version, the kept count and the transactions counted one by one, and the
+        check prints the schema version, the kept count and the transactions counted one by one, the renewal
+        infos and notifications stored, the digest copy compares, and the
         store's own integrity check (SQLite's integrity_check; PostgreSQL's constraints, trigger and count);
         exit 0 when all is sound, 1 otherwise.
 
@@ -102,20 +105,31 @@ enum LedgerCommand {
             }
             if case .created = refund { refunds.new += 1 } else { refunds.already += 1 }
         }
+        var notifications = (new: 0, already: 0)
+        var renewals = 0
+        try forEachRenewalInfo(in: from, source) { (info) throws(CommandFailure) in
+            _ = try ledger(target) { () throws(LedgerError) in try to.recordRenewalInfo(info) }
+            renewals += 1
+        }
+        try forEachNotification(in: from, source) { (notification) throws(CommandFailure) in
+            let stored = try ledger(target) { () throws(LedgerError) in try to.copyNotification(notification) }
+            if stored { notifications.new += 1 } else { notifications.already += 1 }
+        }
         Files.writeStandardOutput(
             Array(
                 ("copied \(transactions.new + transactions.already) transactions (\(transactions.new) new, "
                     + "\(transactions.already) already there) and \(refunds.new + refunds.already) refunds "
-                    + "(\(refunds.new) new, \(refunds.already) already there)\n").utf8))
-        let (fromCount, fromDigest) = try summary(from, source)
-        let (toCount, toDigest) = try summary(to, target)
+                    + "(\(refunds.new) new, \(refunds.already) already there)\n"
+                    + "copied \(renewals) renewal infos and \(notifications.new + notifications.already) notifications "
+                    + "(\(notifications.new) new, \(notifications.already) already there)\n").utf8))
+        let fromSummary = try summary(from, source)
+        let toSummary = try summary(to, target)
         Files.writeStandardOutput(
-            Array(
-                ("FROM: \(fromCount) transactions, SHA-256 \(hex(fromDigest))\n"
-                    + "TO:   \(toCount) transactions, SHA-256 \(hex(toDigest))\n").utf8))
-        guard fromCount == toCount, constantTimeEquals(fromDigest, toDigest) else {
+            Array(("FROM: \(fromSummary.description)\n" + "TO:   \(toSummary.description)\n").utf8))
+        guard fromSummary.counts == toSummary.counts, constantTimeEquals(fromSummary.digest, toSummary.digest) else {
             throw .rejected(
-                "the ledgers differ after the copy: TO also holds transactions or refunds that FROM does not")
+                "the ledgers differ after the copy: TO also holds transactions, refunds, renewal info or "
+                    + "notifications that FROM does not")
         }
     }
 
@@ -134,18 +148,68 @@ enum LedgerCommand {
         }
     }
 
-    /// The number of transactions counted one by one, and the SHA-256 chain over their canonical bytes in id
-    /// order (each step hashes the previous digest and the next transaction).
-    private static func summary(
-        _ store: any LedgerStore, _ location: String
-    ) throws(CommandFailure) -> (count: Int, digest: [UInt8]) {
-        var digest = DigestAlgorithm.sha256.hash([])
-        var count = 0
-        try forEachTransaction(in: store, location) { (transaction) throws(CommandFailure) in
-            digest = DigestAlgorithm.sha256.hash(digest + transaction.canonicalBytes)
-            count += 1
+    /// Calls `body` with every renewal info of `store` (at `location`), in id order, a page at a time.
+    private static func forEachRenewalInfo(
+        in store: any LedgerStore, _ location: String, _ body: (LedgerRenewalInfo) throws(CommandFailure) -> Void
+    ) throws(CommandFailure) {
+        var after: String?
+        while true {
+            let page = try ledger(location) { () throws(LedgerError) in
+                try store.renewalInfos(after: after, limit: pageSize)
+            }
+            guard let last = page.last else { return }
+            for info in page { try body(info) }
+            after = last.originalTransactionID
         }
-        return (count, digest)
+    }
+
+    /// Calls `body` with every notification of `store` (at `location`), oldest stored first, a page at a time.
+    private static func forEachNotification(
+        in store: any LedgerStore, _ location: String, _ body: (LedgerNotification) throws(CommandFailure) -> Void
+    ) throws(CommandFailure) {
+        var after: Int64?
+        while true {
+            let page = try ledger(location) { () throws(LedgerError) in
+                try store.notifications(afterSequence: after, limit: pageSize)
+            }
+            guard let last = page.last else { return }
+            for (_, notification) in page { try body(notification) }
+            after = last.sequence
+        }
+    }
+
+    /// What a whole store holds, counted one by one, and the SHA-256 chain over the canonical bytes of its
+    /// transactions in id order, then its renewal infos in id order, then its notifications oldest first (each step
+    /// hashes the previous digest, a byte saying which of the three follows, and its bytes).
+    private struct Summary: CustomStringConvertible {
+        var counts = (transactions: 0, renewalInfos: 0, notifications: 0)
+        var digest = DigestAlgorithm.sha256.hash([])
+
+        mutating func add(_ kind: UInt8, _ bytes: [UInt8]) {
+            digest = DigestAlgorithm.sha256.hash(digest + [kind] + bytes)
+        }
+
+        var description: String {
+            "\(counts.transactions) transactions, \(counts.renewalInfos) renewal infos, "
+                + "\(counts.notifications) notifications, SHA-256 \(hex(digest))"
+        }
+    }
+
+    private static func summary(_ store: any LedgerStore, _ location: String) throws(CommandFailure) -> Summary {
+        var summary = Summary()
+        try forEachTransaction(in: store, location) { (transaction) throws(CommandFailure) in
+            summary.add(1, transaction.canonicalBytes)
+            summary.counts.transactions += 1
+        }
+        try forEachRenewalInfo(in: store, location) { (info) throws(CommandFailure) in
+            summary.add(2, info.canonicalBytes)
+            summary.counts.renewalInfos += 1
+        }
+        try forEachNotification(in: store, location) { (notification) throws(CommandFailure) in
+            summary.add(3, notification.canonicalBytes)
+            summary.counts.notifications += 1
+        }
+        return summary
     }
 
     private static func check(_ location: String, connections: Int) throws(CommandFailure) {
@@ -153,12 +217,16 @@ enum LedgerCommand {
         defer { store.close() }
         let version = try ledger(location) { () throws(LedgerError) in try store.storedSchemaVersion() }
         let kept = try ledger(location) { () throws(LedgerError) in try store.count() }
-        let (counted, digest) = try summary(store, location)
+        let summary = try summary(store, location)
+        let counted = summary.counts.transactions
         let integrity = try ledger(location) { () throws(LedgerError) in try store.integrityCheck() }
         Files.writeStandardOutput(
             Array(
                 ("schema version: \(version)\n" + "transactions: \(kept) kept, \(counted) counted\n"
-                    + "digest: SHA-256 \(hex(digest))\n" + "integrity: \(integrity.joined(separator: "; "))\n").utf8))
+                    + "renewal infos: \(summary.counts.renewalInfos)\n"
+                    + "notifications: \(summary.counts.notifications)\n"
+                    + "digest: SHA-256 \(hex(summary.digest))\n" + "integrity: \(integrity.joined(separator: "; "))\n")
+                    .utf8))
         var problems: [String] = []
         if kept != counted { problems.append("the kept count \(kept) is not the \(counted) transactions stored") }
         if integrity != ["ok"] { problems.append("integrity: " + integrity.joined(separator: "; ")) }

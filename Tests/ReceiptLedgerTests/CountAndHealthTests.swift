@@ -47,7 +47,8 @@ struct CountAndHealthTests {
         try database.execute(
             """
             DROP TRIGGER transactions_counted_on_insert; DROP TRIGGER transactions_counted_on_delete;
-            DROP TABLE ledger_counts; PRAGMA user_version = 1
+            DROP TABLE ledger_counts; DROP TABLE renewal_info; DROP TABLE notifications;
+            DROP INDEX transactions_by_original; PRAGMA user_version = 1
             """, purpose: "test")
         database.close()
         let migrated = try SQLiteLedger(path: directory.path())

@@ -1,0 +1,123 @@
+import ReceiptModel
+
+/// The rows one store reads and writes inside one database transaction, of which every write of the ledger is
+/// made: the rules of recording, refunds, renewal info and notifications are written once, here, for every store.
+protocol LedgerWriter {
+    /// Inserts `transaction` (as stored: see ``LedgerColumn/storable(_:)``) unless its id is stored; true when it
+    /// was inserted now.
+    func insert(_ transaction: LedgerTransaction) throws(LedgerError) -> Bool
+
+    /// The stored transaction `id`, locked until the database transaction ends where the store locks rows.
+    func lockedTransaction(id: String) throws(LedgerError) -> LedgerTransaction?
+
+    /// Sets the cancellation date of the stored transaction `transactionID`, or clears it when `date` is nil.
+    func setCancellationDate(_ date: ReceiptDate?, transactionID: String) throws(LedgerError)
+
+    /// Gives every transaction of the customer `placeholder` to the customer `customerID`.
+    func reassignCustomer(from placeholder: String, to customerID: String) throws(LedgerError)
+
+    /// Stores `info` unless renewal info of its subscription signed as late or later is stored: the stored row
+    /// when it was stored now, else nil.
+    func upsert(_ info: LedgerRenewalInfo) throws(LedgerError) -> LedgerRenewalInfo?
+
+    /// The stored renewal info of the subscription `originalTransactionID`.
+    func renewalInfo(originalTransactionID: String) throws(LedgerError) -> LedgerRenewalInfo?
+
+    /// Stores `notification` as given unless its UUID is stored; true when it was stored now.
+    func insert(_ notification: LedgerNotification) throws(LedgerError) -> Bool
+
+    /// The stored notification with this UUID.
+    func notification(uuid: String) throws(LedgerError) -> LedgerNotification?
+
+    /// Sets the effects of the stored notification `notificationUUID`.
+    func setEffects(_ effects: [String], notificationUUID: String) throws(LedgerError)
+}
+
+extension LedgerWriter {
+    /// ``TransactionLedger/record(_:)``.
+    func record(_ transaction: LedgerTransaction) throws(LedgerError) -> LedgerRecordOutcome {
+        let candidate = LedgerColumn.storable(transaction)
+        let id = candidate.purchase.transactionID
+        if try insert(candidate) { return .created(candidate) }
+        guard let stored = try lockedTransaction(id: id) else {
+            throw LedgerError(.storage, "recording transaction \(id): the stored transaction it matched is gone")
+        }
+        switch try LedgerColumn.replaying(candidate, over: stored) {
+        case .alreadyRecorded(let stored):
+            return .alreadyRecorded(stored)
+        case .adopting(let placeholder, let adopted):
+            try reassignCustomer(from: placeholder, to: adopted.customerID)
+            return .created(adopted)
+        }
+    }
+
+    /// ``TransactionLedger/recordCancellation(transactionID:at:)``.
+    func recordCancellation(transactionID: String, at date: ReceiptDate) throws(LedgerError) -> LedgerRecordOutcome {
+        let (cancelled, isNew) = try LedgerColumn.cancelling(
+            lockedTransaction(id: transactionID), transactionID: transactionID, at: date)
+        guard isNew else { return .alreadyRecorded(cancelled) }
+        try setCancellationDate(date, transactionID: transactionID)
+        return .created(cancelled)
+    }
+
+    /// ``TransactionLedger/withdrawCancellation(transactionID:)``.
+    func withdrawCancellation(transactionID: String) throws(LedgerError) -> LedgerRecordOutcome {
+        let (withdrawn, isNew) = try LedgerColumn.withdrawing(
+            lockedTransaction(id: transactionID), transactionID: transactionID)
+        guard isNew else { return .alreadyRecorded(withdrawn) }
+        try setCancellationDate(nil, transactionID: transactionID)
+        return .created(withdrawn)
+    }
+
+    /// ``TransactionLedger/recordRenewalInfo(_:)``.
+    func recordRenewalInfo(_ info: LedgerRenewalInfo) throws(LedgerError) -> LedgerChangeOutcome {
+        if let stored = try upsert(info) { return .renewal(stored, replaced: true) }
+        guard let stored = try renewalInfo(originalTransactionID: info.originalTransactionID) else {
+            throw LedgerError(
+                .storage,
+                "keeping the renewal info of \(info.originalTransactionID): the stored one it was kept out by is gone")
+        }
+        return .renewal(stored, replaced: false)
+    }
+
+    /// What `change` did once made.
+    func make(_ change: LedgerChange) throws(LedgerError) -> LedgerChangeOutcome {
+        switch change {
+        case .record(let transaction): .recorded(try record(transaction))
+        case .cancel(let transactionID, let date):
+            .cancelled(try recordCancellation(transactionID: transactionID, at: date))
+        case .withdrawCancellation(let transactionID):
+            .cancellationWithdrawn(try withdrawCancellation(transactionID: transactionID))
+        case .renewal(let info): try recordRenewalInfo(info)
+        }
+    }
+
+    /// ``TransactionLedger/apply(_:notification:)``, inside the one database transaction the caller commits. The
+    /// notification is stored first, so that a concurrent delivery of the same one waits for it and finds it.
+    func apply(_ changes: [LedgerChange], notification: LedgerNotification?) throws(LedgerError) -> LedgerApplication {
+        guard var notification else {
+            var outcomes: [LedgerChangeOutcome] = []
+            for change in changes { outcomes.append(try make(change)) }
+            return .applied(outcomes)
+        }
+        notification.effects = []
+        guard try insert(notification) else {
+            guard let stored = try self.notification(uuid: notification.notificationUUID) else {
+                throw LedgerError(
+                    .storage, "storing notification \(notification.notificationUUID): the stored one is gone")
+            }
+            return .duplicate(stored)
+        }
+        var outcomes: [LedgerChangeOutcome] = []
+        for change in changes {
+            do throws(LedgerError) {
+                outcomes.append(try make(change))
+            } catch {
+                guard error.code != .storage else { throw error }
+                outcomes.append(.refused(error))
+            }
+        }
+        try setEffects(outcomes.map(\.summary), notificationUUID: notification.notificationUUID)
+        return .applied(outcomes)
+    }
+}
