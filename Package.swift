@@ -99,7 +99,8 @@ let package = Package(
         .target(
             name: "ReceiptService",
             dependencies: [
-                "Entitlements", "HTTPServer", "ReceiptCrypto", "ReceiptDER", "ReceiptLedger", "ReceiptModel",
+                "Entitlements", "HTTPServer", "ReceiptCrypto", "ReceiptDER", "ReceiptJWS", "ReceiptLedger",
+                "ReceiptModel",
                 "ReceiptSigner", "ReceiptVerifier", "StrictJSON", "ZoneInfo",
             ],
             resources: [.embedInCode("openapi.json")]
@@ -162,7 +163,7 @@ let package = Package(
             name: "ReceiptServiceTests",
             dependencies: [
                 "HTTPServer", "PostgreSQLTestSupport", "ReceiptService", "receipt", "ReceiptCrypto", "ReceiptLedger",
-                "ReceiptModel", "ReceiptSigner", "ReceiptVerifier", "StrictJSON",
+                "Entitlements", "ReceiptJWS", "ReceiptModel", "ReceiptSigner", "ReceiptVerifier", "StrictJSON",
             ],
             exclude: ["Clients", "Vectors"]
         ),

@@ -178,6 +178,12 @@ extension JSONObjectBuilder {
         if let zone { addAppleText(keys.pacific, date.civilTime(in: zone), zone: zone.name) }
     }
 
+    /// A date as verifyReceipt writes it under `key`: its text (`2024-06-05 12:00:00 Etc/GMT`), `key_ms` as a
+    /// string and, with `pacificTime`, `key_pst`; nothing when `date` is nil.
+    public mutating func addVerifyReceiptDate(_ key: String, _ date: ReceiptDate?, pacificTime: TimeZoneRules?) {
+        addDate(DateKeys(key), date, pacificTime)
+    }
+
     /// `civil` in verifyReceipt's form, written straight into the builder for the years of receipts.
     private mutating func addAppleText(_ key: String, _ civil: CivilTime, zone: String) {
         guard let count = civil.appleTextCount(zone: zone) else { return add(key, string: civil.appleText(zone: zone)) }

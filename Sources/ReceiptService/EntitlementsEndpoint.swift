@@ -1,5 +1,6 @@
 import Entitlements
 import HTTPServer
+import ReceiptLedger
 import ReceiptModel
 import ReceiptVerifier
 import StrictJSON
@@ -52,6 +53,55 @@ extension ReceiptService {
         }
         do {
             return .json(try EntitlementEngine(catalog: catalog).evaluate(verified, at: now).json)
+        } catch {
+            throw ServiceError(status: 422, code: error.code.rawValue, message: error.message)
+        }
+    }
+
+    /// `GET /v1/customers/{customer_id}/entitlements?bundle_id=…[&catalog_id=…][&now=RFC3339]` (token): what the
+    /// customer has unlocked, from the ledger's transactions of that app and Apple's renewal info of its
+    /// subscriptions (billing retry within Apple's grace period is grace), in the JSON of `/v1/entitlements`. The
+    /// catalog is `catalog_id`'s, else the one whose `bundle_id` is the app's.
+    func customerEntitlements(_ request: HTTPRequest, customerID: String) throws(ServiceError) -> HTTPResponse {
+        guard let bundleID = request.queryValue("bundle_id"), !bundleID.isEmpty else {
+            throw .badRequest("the query argument bundle_id is required")
+        }
+        let catalog: Catalog
+        if let id = request.queryValue("catalog_id") {
+            guard let named = configuration.catalogs[id] else {
+                throw .badRequest("the query argument catalog_id names no configured catalog")
+            }
+            catalog = named
+        } else {
+            guard let own = configuration.catalog(forBundleID: bundleID) else {
+                throw .badRequest("no catalog names bundle_id \"\(bundleID)\": give the query argument catalog_id")
+            }
+            catalog = own
+        }
+        var now = clock()
+        if let text = request.queryValue("now") {
+            guard let date = ReceiptDate(rfc3339: text) else {
+                throw .badRequest("the query argument now: \"\(text)\" is not an RFC 3339 date")
+            }
+            now = date
+        }
+        let (purchases, renewals) = try ledgerOperation {
+            () throws(LedgerError) -> ([InAppPurchase], [LedgerRenewalInfo]) in
+            let purchases = try ledger.transactions(customerID: customerID, bundleID: bundleID).map(\.purchase)
+            let subscriptions = Set(purchases.filter { $0.expiresDate != nil }.compactMap(\.originalTransactionID))
+            return (purchases, try ledger.renewalInfo(originalTransactionIDs: subscriptions.sorted()))
+        }
+        var states: [String: SubscriptionRenewal] = [:]
+        for info in renewals {
+            states[info.originalTransactionID] = SubscriptionRenewal(
+                isInBillingRetryPeriod: info.isInBillingRetryPeriod ?? false,
+                gracePeriodExpiresDate: info.gracePeriodExpiresDate)
+        }
+        do {
+            return .json(
+                try EntitlementEngine(catalog: catalog).evaluate(
+                    purchases: purchases, bundleID: bundleID, renewals: states, at: now
+                ).json)
         } catch {
             throw ServiceError(status: 422, code: error.code.rawValue, message: error.message)
         }

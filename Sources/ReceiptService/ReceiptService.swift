@@ -2,6 +2,7 @@ import Entitlements
 import Glibc
 import HTTPServer
 import ReceiptCrypto
+import ReceiptJWS
 import ReceiptLedger
 import ReceiptModel
 import ReceiptVerifier
@@ -15,6 +16,8 @@ public final class ReceiptService: Sendable {
     let configuration: ServiceConfiguration
     let ledger: any TransactionLedger
     let verifier: ReceiptVerifier
+    /// Apple's signed data (notifications, StoreKit 2 transactions), when `apple_notifications` is configured.
+    let signedData: JWSVerifier?
     let metrics: ServiceMetrics
     /// Receipts signed for `latest_receipt` and restores, by the content they cover.
     let signedReceipts = SignedReceiptCache()
@@ -42,6 +45,13 @@ public final class ReceiptService: Sendable {
                 trustAnchors: configuration.trustAnchors, limits: configuration.verificationLimits)
         } catch {
             throw ServiceConfigurationError(path: "trust", rule: "\(error)")
+        }
+        do {
+            signedData = try configuration.appleNotifications.map { settings throws(CryptoError) in
+                try JWSVerifier(trustAnchors: settings.trustAnchors)
+            }
+        } catch {
+            throw ServiceConfigurationError(path: "apple_notifications.trust", rule: "\(error)")
         }
         do {
             pacificTime = try TimeZoneRules.system(Self.pacificZoneName)

@@ -66,6 +66,20 @@ extension ReceiptService {
             (service, request, parameters) throws(ServiceError) in
             try service.customerReceipt(request, customerID: parameters["customer_id"] ?? "")
         },
+        Route("GET", "/v1/customers/{customer_id}/entitlements", .token) {
+            (service, request, parameters) throws(ServiceError) in
+            try service.customerEntitlements(request, customerID: parameters["customer_id"] ?? "")
+        },
+        Route("POST", "/v1/receipts", .token, waits: true) { (service, request, _) throws(ServiceError) in
+            try service.recordReceipt(request)
+        },
+        // Apple sends no token: trust comes from the notification's signature.
+        Route("POST", "/v1/notifications/apple", .open, waits: true) { (service, request, _) throws(ServiceError) in
+            try service.receiveNotification(request)
+        },
+        Route("GET", "/v1/notifications", .token) { (service, request, _) throws(ServiceError) in
+            try service.listNotifications(request)
+        },
         Route("POST", "/v1/entitlements", .verification) { (service, request, _) throws(ServiceError) in
             try service.entitlements(request)
         },

@@ -135,6 +135,29 @@ public struct ServiceConfiguration: Sendable {
         self.threads = threads
     }
 
+    /// Where App Store Server Notifications V2 and StoreKit 2 signed transactions are accepted from: the anchors
+    /// their chains must end at, and the apps they must be for.
+    public struct AppleNotifications: Sendable {
+        /// The pinned roots (Apple Root CA - G3 in production).
+        public var trustAnchors: [Certificate]
+        /// The apps whose notifications and transactions are accepted.
+        public var bundleIDs: [String]
+        /// Their Apple IDs; required of Production payloads, as Apple's library requires.
+        public var appAppleIDs: [Int64]
+
+        /// Notifications and signed transactions chaining to `trustAnchors`, for the apps `bundleIDs` (whose
+        /// Apple IDs are `appAppleIDs`).
+        public init(trustAnchors: [Certificate], bundleIDs: [String], appAppleIDs: [Int64]) {
+            self.trustAnchors = trustAnchors
+            self.bundleIDs = bundleIDs
+            self.appAppleIDs = appAppleIDs
+        }
+    }
+
+    /// `apple_notifications`, when configured; without it the notification endpoint and signed transactions are
+    /// refused.
+    public var appleNotifications: AppleNotifications?
+
     /// The catalog that describes the app `bundleID`, if one says so.
     public func catalog(forBundleID bundleID: String) -> Catalog? {
         catalogs.values.first { $0.bundleID == bundleID }
@@ -162,7 +185,7 @@ public struct ServiceConfiguration: Sendable {
         let reader = try JSONObjectReader(document)
         try reader.rejectUnknownKeys(allowed: [
             "listen", "environment", "ledger", "trust", "signing", "tokens", "verify_requires_token",
-            "shared_secret", "catalogs", "limits",
+            "shared_secret", "catalogs", "limits", "apple_notifications",
         ])
         let resolve = { (file: String) in file.hasPrefix("/") ? file : baseDirectory + "/" + file }
         let (host, port) = try Self.listenAddress(reader.string("listen") ?? "127.0.0.1:8080", path: "listen")
@@ -186,6 +209,7 @@ public struct ServiceConfiguration: Sendable {
             throw JSONFieldError(path: "shared_secret", rule: "must not be empty (leave it out to accept any)")
         }
         catalogs = try Self.catalogs(reader, resolve: resolve)
+        appleNotifications = try Self.appleNotifications(reader, environment: environment, resolve: resolve)
         try readLimits(reader)
     }
 
@@ -214,11 +238,11 @@ public struct ServiceConfiguration: Sendable {
         -> [Certificate]
     {
         guard let paths = try reader.strings("trust"), !paths.isEmpty else {
-            throw JSONFieldError(path: "trust", rule: "is required: list at least one root certificate to trust")
+            throw reader.error("trust", "is required: list at least one root certificate to trust")
         }
         var anchors: [Certificate] = []
         for (index, path) in paths.enumerated() {
-            let key = "trust[\(index)]"
+            let key = "\(reader.path("trust"))[\(index)]"
             let bytes = try read(resolve(path), for: key)
             do {
                 anchors += try Certificate.load(pemOrDER: bytes)
@@ -289,6 +313,34 @@ public struct ServiceConfiguration: Sendable {
             result[id] = catalog
         }
         return result
+    }
+
+    /// `apple_notifications`: `trust` (required), `bundle_ids` (required) and `app_apple_ids` (required when the
+    /// service stands in for Production, as Apple's own library requires).
+    private static func appleNotifications(
+        _ reader: JSONObjectReader, environment: Environment, resolve: (String) -> String
+    ) throws(JSONFieldError) -> AppleNotifications? {
+        guard let settings = try reader.object("apple_notifications") else { return nil }
+        try settings.rejectUnknownKeys(allowed: ["trust", "bundle_ids", "app_apple_ids"])
+        let anchors = try Self.anchors(settings, resolve: resolve)
+        guard let bundleIDs = try settings.strings("bundle_ids"), !bundleIDs.isEmpty, !bundleIDs.contains("") else {
+            throw settings.error("bundle_ids", "is required: list the bundle ids of the apps whose notifications count")
+        }
+        var appAppleIDs: [Int64] = []
+        for (index, value) in (try settings.array("app_apple_ids") ?? []).enumerated() {
+            guard case .number(let text) = value, let id = Int64(text), id > 0 else {
+                throw JSONFieldError(
+                    path: "\(settings.path("app_apple_ids"))[\(index)]",
+                    rule: "must be a positive integer (the app's Apple ID)")
+            }
+            appAppleIDs.append(id)
+        }
+        if environment == .production && appAppleIDs.isEmpty {
+            throw settings.error(
+                "app_apple_ids",
+                "is required in Production: list the Apple IDs of the apps (App Store Connect, App Information)")
+        }
+        return AppleNotifications(trustAnchors: anchors, bundleIDs: bundleIDs, appAppleIDs: appAppleIDs)
     }
 
     /// A PostgreSQL URI as it is; a SQLite path resolved as the configuration's other paths are.

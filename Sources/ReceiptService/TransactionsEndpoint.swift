@@ -16,8 +16,56 @@ import StrictJSON
 extension ReceiptService {
 
     func recordTransaction(_ request: HTTPRequest) throws(ServiceError) -> HTTPResponse {
-        let transaction = try Self.transaction(from: request.jsonBody())
+        let body = try request.jsonBody()
+        if body["signed_transaction"] != nil { return try recordSignedTransaction(body) }
+        let transaction = try Self.transaction(from: body)
         return try Self.answer(ledgerOperation { () throws(LedgerError) in try ledger.record(transaction) })
+    }
+
+    /// `{"customer_id", "signed_transaction": JWS}`: a StoreKit 2 transaction (`jwsRepresentation`) verified
+    /// against `apple_notifications`, recorded for the customer with its revocation, if it has one, in one commit.
+    private func recordSignedTransaction(_ body: JSONValue) throws(ServiceError) -> HTTPResponse {
+        let customerID: String
+        let compact: String
+        do throws(JSONFieldError) {
+            let reader = try JSONObjectReader(body)
+            try reader.rejectUnknownKeys(allowed: ["customer_id", "signed_transaction"])
+            customerID = try reader.requiredString("customer_id")
+            compact = try reader.requiredString("signed_transaction")
+        } catch {
+            throw .invalidBody(error)
+        }
+        let signed = try verifiedTransaction(compact, field: "signed_transaction")
+        let transaction = try NotificationEffects.ledgerTransaction(
+            signed, customerID: customerID, bundleID: signed.bundleID ?? "")
+        var changes: [LedgerChange] = [.record(transaction)]
+        if let revoked = signed.revocationDate {
+            changes.append(.cancel(transactionID: transaction.purchase.transactionID, at: revoked))
+        }
+        return try answer(applying: changes)
+    }
+
+    /// Applies `changes` in one commit (nothing is stored when one is refused) and answers with the transaction
+    /// as the last of them left it: 201 when anything was new, else 200.
+    func answer(applying changes: [LedgerChange]) throws(ServiceError) -> HTTPResponse {
+        let application = try ledgerOperation { () throws(LedgerError) in
+            try ledger.apply(changes, notification: nil)
+        }
+        guard case .applied(let outcomes) = application else {
+            throw ServiceError(status: 500, code: "internal", message: "the ledger reported a notification")
+        }
+        var created = false
+        var last: LedgerTransaction?
+        for outcome in outcomes {
+            switch outcome {
+            case .recorded(let recorded), .cancelled(let recorded), .cancellationWithdrawn(let recorded):
+                if case .created = recorded { created = true }
+                last = recorded.transaction
+            case .renewal, .refused: break
+            }
+        }
+        guard let last else { throw ServiceError(status: 500, code: "internal", message: "nothing was recorded") }
+        return Self.answer(created ? .created(last) : .alreadyRecorded(last))
     }
 
     func recordCancellation(_ request: HTTPRequest, transactionID: String) throws(ServiceError) -> HTTPResponse {
@@ -85,28 +133,36 @@ extension ReceiptService {
             throw .badRequest(
                 "cancellation_date: record refunds with POST /v1/transactions/{transaction_id}/cancellation")
         }
+        let transaction: LedgerTransaction
         do throws(JSONFieldError) {
             let reader = try JSONObjectReader(body)
-            let transaction = LedgerTransaction(
+            transaction = LedgerTransaction(
                 customerID: try reader.requiredString("customer_id"), bundleID: try reader.requiredString("bundle_id"),
                 purchase: purchase)
-            let identifiers = [
-                ("customer_id", transaction.customerID), ("bundle_id", transaction.bundleID),
-                ("product_id", purchase.productID), ("transaction_id", purchase.transactionID),
-                ("original_transaction_id", purchase.originalTransactionID ?? ""),
-                ("promotional_offer_id", purchase.promotionalOfferID ?? ""),
-            ]
-            for (key, value) in identifiers {
-                guard !value.isEmpty || key == "original_transaction_id" || key == "promotional_offer_id" else {
-                    throw JSONFieldError(path: key, rule: "must not be empty")
-                }
-                guard value.utf8.count <= maximumIdentifierLength else {
-                    throw JSONFieldError(path: key, rule: "must be at most \(maximumIdentifierLength) bytes")
-                }
-            }
-            return transaction
         } catch {
             throw .invalidBody(error)
+        }
+        try checkIdentifiers(transaction)
+        return transaction
+    }
+
+    /// Refuses a transaction with an empty identifier (customer, bundle, product, transaction) or one longer than
+    /// ``maximumIdentifierLength`` bytes, naming the field.
+    static func checkIdentifiers(_ transaction: LedgerTransaction) throws(ServiceError) {
+        let purchase = transaction.purchase
+        let identifiers = [
+            ("customer_id", transaction.customerID), ("bundle_id", transaction.bundleID),
+            ("product_id", purchase.productID), ("transaction_id", purchase.transactionID),
+            ("original_transaction_id", purchase.originalTransactionID ?? ""),
+            ("promotional_offer_id", purchase.promotionalOfferID ?? ""),
+        ]
+        for (key, value) in identifiers {
+            guard !value.isEmpty || key == "original_transaction_id" || key == "promotional_offer_id" else {
+                throw .invalidBody(JSONFieldError(path: key, rule: "must not be empty"))
+            }
+            guard value.utf8.count <= maximumIdentifierLength else {
+                throw .invalidBody(JSONFieldError(path: key, rule: "must be at most \(maximumIdentifierLength) bytes"))
+            }
         }
     }
 

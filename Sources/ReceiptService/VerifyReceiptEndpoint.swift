@@ -97,6 +97,10 @@ extension ReceiptService {
                 addLatestReceiptInfo(purchase, catalog: catalog, to: &entry)
             }
             answer.add("latest_receipt", string: latestReceipt)
+            guard !latest.renewals.isEmpty else { return }
+            answer.addObjects("pending_renewal_info", latest.renewals) { info, entry in
+                addPendingRenewalInfo(info, to: &entry)
+            }
         })
     }
 
@@ -142,6 +146,21 @@ extension ReceiptService {
         }
     }
 
+    /// Adds the members of one entry of `pending_renewal_info` in Apple's order and string conventions:
+    /// `auto_renew_product_id`, `original_transaction_id`, `product_id`, `auto_renew_status` (`"0"`/`"1"`), then
+    /// those Apple sends only when they apply: `expiration_intent`, `is_in_billing_retry_period`,
+    /// `grace_period_expires_date` (with `_ms` and `_pst`) and `price_consent_status`.
+    func addPendingRenewalInfo<Entry: JSONObjectBuilder>(_ info: LedgerRenewalInfo, to entry: inout Entry) {
+        entry.add("auto_renew_product_id", string: info.autoRenewProductID)
+        entry.add("original_transaction_id", string: info.originalTransactionID)
+        entry.add("product_id", string: info.productID)
+        entry.add("auto_renew_status", string: info.autoRenews.map { $0 ? "1" : "0" })
+        entry.add("expiration_intent", string: info.expirationIntent.map { String($0) })
+        entry.add("is_in_billing_retry_period", string: info.isInBillingRetryPeriod.map { $0 ? "1" : "0" })
+        entry.addVerifyReceiptDate("grace_period_expires_date", info.gracePeriodExpiresDate, pacificTime: pacificTime)
+        entry.add("price_consent_status", string: info.priceIncreaseStatus.map { String($0) })
+    }
+
     /// The receipt data as Apple echoes it in `latest_receipt`: base64 without line breaks or spaces (the text as
     /// sent when it has none).
     static func canonicalBase64(_ request: VerifyReceiptRequest) -> String {
@@ -158,6 +177,8 @@ extension ReceiptService {
         var transactions: [InAppPurchase]
         /// A transaction the receipt lacks, or a refund or expiry that differs from the receipt's.
         var ledgerHasNewer: Bool
+        /// Apple's renewal info of the subscriptions among them that the ledger holds, for `pending_renewal_info`.
+        var renewals: [LedgerRenewalInfo] = []
     }
 
     /// The receipt's purchases brought up to date from the ledger: when the ledger knows the customer who made any
@@ -186,7 +207,16 @@ extension ReceiptService {
             }
             byID[purchase.transactionID] = purchase
         }
-        return LatestTransactions(transactions: inPurchaseOrder(Array(byID.values)), ledgerHasNewer: newer)
+        let transactions = inPurchaseOrder(Array(byID.values))
+        var subscriptions: [String] = []
+        var seen = Set<String>()
+        for purchase in transactions where purchase.expiresDate != nil {
+            let original = purchase.originalTransactionID ?? purchase.transactionID
+            if seen.insert(original).inserted { subscriptions.append(original) }
+        }
+        return LatestTransactions(
+            transactions: transactions, ledgerHasNewer: newer,
+            renewals: subscriptions.isEmpty ? [] : try ledger.renewalInfo(originalTransactionIDs: subscriptions))
     }
 
     /// With `exclude-old-transactions`: of each subscription (purchases with an expiry, grouped by original

@@ -76,6 +76,17 @@ struct ConfigurationTests {
             (#""limits":{"ledger_connections":"four"}"#, "limits.ledger_connections"),
             (#""limits":{"ledger_connections":1025}"#, "limits.ledger_connections"),
             (#""colour":"red""#, "colour"),
+            (#""apple_notifications":{"bundle_ids":["com.example.game"]}"#, "apple_notifications.trust"),
+            (#""apple_notifications":{"trust":["missing.pem"],"bundle_ids":["a"]}"#, "apple_notifications.trust[0]"),
+            (#""apple_notifications":{"trust":["root.pem"]}"#, "apple_notifications.bundle_ids"),
+            (
+                #""apple_notifications":{"trust":["root.pem"],"bundle_ids":["a"],"app_apple_ids":["x"]}"#,
+                "apple_notifications.app_apple_ids[0]"
+            ),
+            (
+                #""apple_notifications":{"trust":["root.pem"],"bundle_ids":["a"],"colour":1}"#,
+                "apple_notifications.colour"
+            ),
         ])
     func invalidConfiguration(member: String, path: String) throws {
         let files = try Files()
@@ -109,6 +120,35 @@ struct ConfigurationTests {
             try files.configuration(Files.valid.filter { !$0.hasPrefix("\"\(key)\"") })
         } throws: { error in
             (error as? ServiceConfigurationError)?.path == key
+        }
+    }
+
+    @Test("apple_notifications is read with its anchors, apps and Apple IDs")
+    func appleNotifications() throws {
+        let files = try Files()
+        let configuration = try files.configuration(
+            Files.valid + [
+                #""apple_notifications":{"trust":["root.pem"],"bundle_ids":["com.example.game"],"app_apple_ids":[1234567890]}"#
+            ])
+        let settings = try #require(configuration.appleNotifications)
+        #expect(settings.trustAnchors.count == 1)
+        #expect(settings.bundleIDs == ["com.example.game"])
+        #expect(settings.appAppleIDs == [1_234_567_890])
+    }
+
+    @Test("apple_notifications in Production requires app_apple_ids, as Apple's library does; Sandbox does not")
+    func appAppleIDsRequiredInProduction() throws {
+        let files = try Files()
+        let settings = #""apple_notifications":{"trust":["root.pem"],"bundle_ids":["com.example.game"]}"#
+        #expect(try files.configuration(Files.valid + [settings]).appleNotifications != nil)
+        let production =
+            Files.valid.filter { !$0.hasPrefix(#""environment""#) } + [
+                #""environment":"Production""#, settings,
+            ]
+        #expect {
+            try files.configuration(production)
+        } throws: { error in
+            (error as? ServiceConfigurationError)?.path == "apple_notifications.app_apple_ids"
         }
     }
 
