@@ -155,6 +155,32 @@ extension SignedRenewalInfo {
     }
 }
 
+/// The outcome of a request to extend the renewal date of every subscriber of a product, as the `summary` of a
+/// `RENEWAL_EXTENSION` notification reports it.
+public struct RenewalExtensionSummary: Hashable, Sendable {
+    /// `requestIdentifier`: the id the developer gave the extension request.
+    public var requestIdentifier: String
+    /// `productId`: the subscription extended.
+    public var productID: String
+    /// `storefrontCountryCodes`: the storefronts extended (all when empty).
+    public var storefrontCountryCodes: [String]
+    /// `succeededCount`: subscriptions extended.
+    public var succeededCount: Int64
+    /// `failedCount`: subscriptions that could not be extended.
+    public var failedCount: Int64
+
+    public init(
+        requestIdentifier: String, productID: String, storefrontCountryCodes: [String] = [], succeededCount: Int64 = 0,
+        failedCount: Int64 = 0
+    ) {
+        self.requestIdentifier = requestIdentifier
+        self.productID = productID
+        self.storefrontCountryCodes = storefrontCountryCodes
+        self.succeededCount = succeededCount
+        self.failedCount = failedCount
+    }
+}
+
 /// What an App Store Server Notification V2 states, for ``VerifiedNotification/payload(_:signedTransactionInfo:signedRenewalInfo:)``
 /// and ``JWSSigner/signNotification(_:)``; optional members left nil are left out of the payload.
 public struct NotificationContent: Hashable, Sendable {
@@ -182,6 +208,9 @@ public struct NotificationContent: Hashable, Sendable {
     /// The `JWSRenewalInfoDecodedPayload` signed into `data.signedRenewalInfo` (see
     /// ``SignedRenewalInfo/payload(_:environment:signedDate:)``).
     public var renewalInfo: JSONObject?
+    /// When set, the payload has this `summary` (a `RENEWAL_EXTENSION` with subtype `SUMMARY`) in place of `data`:
+    /// the transaction, renewal info, `bundleVersion` and `status` are then left out.
+    public var summary: RenewalExtensionSummary?
 
     /// A notification about `bundleID`; without `notificationUUID`, a random lower-case UUID version 4.
     public init(
@@ -211,10 +240,42 @@ public struct NotificationContent: Hashable, Sendable {
 extension VerifiedNotification {
     /// A `responseBodyV2DecodedPayload` for `content`: `notificationType`, `subtype` when given, `notificationUUID`,
     /// `data` (`appAppleId` and `bundleVersion` when given, `bundleId`, `environment`, the given signed transaction
-    /// and renewal info, `status` when given), `version` `2.0` and `signedDate` in milliseconds since 1970.
-    /// `content`'s transaction and renewal info payloads are not read: their JWS are the arguments.
+    /// and renewal info, `status` when given) or, when `content` has a summary, `summary` (`requestIdentifier`,
+    /// `environment`, `appAppleId` when given, `bundleId`, `productId`, `storefrontCountryCodes`, `failedCount`,
+    /// `succeededCount`), then `version` `2.0` and `signedDate` in milliseconds since 1970. `content`'s transaction
+    /// and renewal info payloads are not read: their JWS are the arguments.
     public static func payload(
         _ content: NotificationContent, signedTransactionInfo: String?, signedRenewalInfo: String?
+    ) -> JSONObject {
+        var json = JSONObject()
+        json["notificationType"] = .string(content.notificationType)
+        if let subtype = content.subtype { json["subtype"] = .string(subtype) }
+        json["notificationUUID"] = .string(content.notificationUUID)
+        if let summary = content.summary {
+            json["summary"] = .object(Self.summary(summary, of: content))
+        } else {
+            json["data"] = .object(Self.data(of: content, signedTransactionInfo, signedRenewalInfo))
+        }
+        json["version"] = .string("2.0")
+        json["signedDate"] = .integer(content.signedDate.millisecondsSince1970)
+        return json
+    }
+
+    private static func summary(_ summary: RenewalExtensionSummary, of content: NotificationContent) -> JSONObject {
+        var json = JSONObject()
+        json["requestIdentifier"] = .string(summary.requestIdentifier)
+        json["environment"] = .string(content.environment.rawValue)
+        if let appAppleID = content.appAppleID { json["appAppleId"] = .integer(appAppleID) }
+        json["bundleId"] = .string(content.bundleID)
+        json["productId"] = .string(summary.productID)
+        json["storefrontCountryCodes"] = .array(summary.storefrontCountryCodes.map(JSONValue.string))
+        json["failedCount"] = .integer(summary.failedCount)
+        json["succeededCount"] = .integer(summary.succeededCount)
+        return json
+    }
+
+    private static func data(
+        of content: NotificationContent, _ signedTransactionInfo: String?, _ signedRenewalInfo: String?
     ) -> JSONObject {
         var data = JSONObject()
         if let appAppleID = content.appAppleID { data["appAppleId"] = .integer(appAppleID) }
@@ -224,22 +285,19 @@ extension VerifiedNotification {
         if let signedTransactionInfo { data["signedTransactionInfo"] = .string(signedTransactionInfo) }
         if let signedRenewalInfo { data["signedRenewalInfo"] = .string(signedRenewalInfo) }
         if let status = content.status { data["status"] = .integer(status) }
-        var json = JSONObject()
-        json["notificationType"] = .string(content.notificationType)
-        if let subtype = content.subtype { json["subtype"] = .string(subtype) }
-        json["notificationUUID"] = .string(content.notificationUUID)
-        json["data"] = .object(data)
-        json["version"] = .string("2.0")
-        json["signedDate"] = .integer(content.signedDate.millisecondsSince1970)
-        return json
+        return data
     }
 }
 
 extension JWSSigner {
     /// The body App Store Server Notifications V2 POSTs for `content`, `{"signedPayload": "<JWS>"}`: its transaction
-    /// and renewal info signed first, then ``VerifiedNotification/payload(_:signedTransactionInfo:signedRenewalInfo:)``
-    /// around them, all by this signer.
+    /// and renewal info signed first (none with a summary), then
+    /// ``VerifiedNotification/payload(_:signedTransactionInfo:signedRenewalInfo:)`` around them, all by this signer.
     public func signNotification(_ content: NotificationContent) throws(JWSError) -> JSONObject {
+        guard content.summary == nil else {
+            let payload = VerifiedNotification.payload(content, signedTransactionInfo: nil, signedRenewalInfo: nil)
+            return JSONObject(["signedPayload": .string(try sign(payload: payload))])
+        }
         let transaction = try content.transaction.map { payload throws(JWSError) in try sign(payload: payload) }
         let renewal = try content.renewalInfo.map { payload throws(JWSError) in try sign(payload: payload) }
         let payload = VerifiedNotification.payload(

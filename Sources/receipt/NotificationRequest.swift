@@ -3,12 +3,16 @@ import ReceiptModel
 import StrictJSON
 
 /// What `receipt sign --format notification` reads: an App Store Server Notification V2 in snake_case, with an
-/// optional transaction in the purchase JSON's vocabulary and optional renewal info. Unknown keys are refused.
+/// optional transaction in the purchase JSON's vocabulary and optional renewal info, or a renewal-extension summary
+/// instead of both. Unknown keys are refused.
 enum NotificationRequest {
     static let keys = dateKeys("signed_date").union([
         "notification_type", "subtype", "notification_uuid", "bundle_id", "app_apple_id", "bundle_version",
-        "environment", "status", "transaction", "renewal_info",
+        "environment", "status", "transaction", "renewal_info", "summary",
     ])
+    static let summaryKeys: Set<String> = [
+        "request_identifier", "product_id", "storefront_country_codes", "succeeded_count", "failed_count",
+    ]
     /// The keys a transaction has besides the purchase JSON's.
     static let transactionKeys = dateKeys("signed_date").union(["app_account_token", "revocation_reason"])
     static let renewalKeys = dateKeys("signed_date", "grace_period_expires_date", "renewal_date").union([
@@ -57,6 +61,18 @@ enum NotificationRequest {
             fields.renewalDate = try renewal.date("renewal_date")
             content.renewalInfo = SignedRenewalInfo.payload(
                 fields, environment: environment, signedDate: try renewal.date("signed_date") ?? signedDate)
+        }
+        if let summary = try reader.object("summary") {
+            for key in ["transaction", "renewal_info", "status", "bundle_version"] where reader.value(key) != nil {
+                throw reader.error(key, "a notification with a summary has no data, so no \(key)")
+            }
+            try summary.rejectUnknownKeys(allowed: summaryKeys)
+            content.summary = RenewalExtensionSummary(
+                requestIdentifier: try summary.requiredString("request_identifier"),
+                productID: try summary.requiredString("product_id"),
+                storefrontCountryCodes: try summary.strings("storefront_country_codes") ?? [],
+                succeededCount: try summary.integer("succeeded_count", in: 0...Int64.max) ?? 0,
+                failedCount: try summary.integer("failed_count", in: 0...Int64.max) ?? 0)
         }
         return content
     }

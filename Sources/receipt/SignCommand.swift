@@ -38,7 +38,8 @@ enum SignCommand {
                          revocation_reason, signed_date) and renewal_info (original_transaction_id, product_id,
                          auto_renew_product_id, auto_renew_status, expiration_intent, is_in_billing_retry_period,
                          grace_period_expires_date, price_increase_status, renewal_date, signed_date), each
-                         signed into data.
+                         signed into data; or, in place of data, a summary (request_identifier, product_id,
+                         storefront_country_codes, succeeded_count, failed_count) as a RENEWAL_EXTENSION SUMMARY.
 
         Example:
           receipt sign --key dev/receipt-signer.key --cert dev/receipt-signer.pem \\

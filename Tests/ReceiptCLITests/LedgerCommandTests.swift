@@ -68,6 +68,73 @@ struct LedgerCommandTests {
         #expect(check.output.contains("integrity: ok\n"))
     }
 
+    /// Renewal info for 3 subscriptions (every optional field set on one) and 5 notifications, two of which
+    /// changed nothing, stored in `ledger` as the notification endpoint stores them.
+    static func storeCustomerState(in ledger: any TransactionLedger) throws {
+        for index in 0..<5 {
+            let original = Self.transaction(index % 3).purchase.transactionID
+            var info = LedgerRenewalInfo(
+                originalTransactionID: original, bundleID: "com.example.app", productID: "com.example.app.monthly",
+                signedDate: ReceiptDate(millisecondsSince1970: 1_718_000_000_000 + Int64(index)))
+            if index == 4 {
+                info.autoRenewProductID = "com.example.app.yearly"
+                info.autoRenews = false
+                info.expirationIntent = 1
+                info.isInBillingRetryPeriod = true
+                info.gracePeriodExpiresDate = ReceiptDate(millisecondsSince1970: 1_718_600_000_000)
+                info.priceIncreaseStatus = 0
+            }
+            let notification = LedgerNotification(
+                notificationUUID: "00000000-0000-4000-8000-00000000000\(index)",
+                notificationType: index < 3 ? "DID_CHANGE_RENEWAL_STATUS" : "TEST",
+                subtype: index < 3 ? "AUTO_RENEW_DISABLED" : nil, bundleID: "com.example.app",
+                signedDate: info.signedDate, receivedDate: ReceiptDate(millisecondsSince1970: 1_718_000_100_000),
+                customerID: index < 3 ? "customer-\(index)" : nil, transactionID: index < 3 ? original : nil,
+                originalTransactionID: index < 3 ? original : nil, signedPayload: "eyJ.payload-\(index).sig")
+            _ = try ledger.apply(index < 3 || index == 4 ? [.renewal(info)] : [], notification: notification)
+        }
+    }
+
+    @Test("copy carries renewal info and notifications, with what each notification did, and ends equal")
+    func copyCarriesCustomerState() throws {
+        let source = try sourceLedger()
+        let ledger = try SQLiteLedger(path: source)
+        try Self.storeCustomerState(in: ledger)
+        ledger.close()
+        let target = try PostgreSQLTestServer.shared().createDatabase()
+        let first = try runner.run(["ledger", "copy", source, target])
+        #expect(first.status == 0, "\(first.standardError)")
+        #expect(first.output.contains("copied 3 renewal infos and 5 notifications (5 new, 0 already there)"))
+        let second = try runner.run(["ledger", "copy", source, target])
+        #expect(second.status == 0, "\(second.standardError)")
+        #expect(second.output.contains("copied 3 renewal infos and 5 notifications (0 new, 5 already there)"))
+
+        let original = try SQLiteLedger(path: source)
+        defer { original.close() }
+        let copied = try PostgreSQLLedger(uri: target, connections: 1)
+        defer { copied.close() }
+        let originals = (0..<3).map { Self.transaction($0).purchase.transactionID }
+        #expect(try copied.renewalInfo(originalTransactionIDs: originals).count == 3)
+        #expect(
+            try copied.renewalInfo(originalTransactionIDs: originals)
+                == original.renewalInfo(originalTransactionIDs: originals))
+        for index in 0..<5 {
+            let uuid = "00000000-0000-4000-8000-00000000000\(index)"
+            let stored = try #require(try original.notification(uuid: uuid))
+            #expect(try copied.notification(uuid: uuid) == stored)
+        }
+        #expect(try copied.notification(uuid: "00000000-0000-4000-8000-000000000001")?.effects.isEmpty == false)
+        let listed = try copied.notifications(bundleID: "com.example.app", since: nil, before: nil, limit: 10)
+        #expect(listed.notifications.map(\.notificationUUID).first == "00000000-0000-4000-8000-000000000004")
+
+        let check = try runner.run(["ledger", "check", target])
+        #expect(check.status == 0, "\(check.standardError)")
+        let digest = { (output: String) in output.split(separator: "\n").first { $0.hasPrefix("digest:") } }
+        let sourceCheck = try runner.run(["ledger", "check", source])
+        #expect(digest(sourceCheck.output) != nil)
+        #expect(digest(sourceCheck.output) == digest(check.output))
+    }
+
     @Test("copy back from PostgreSQL to a new SQLite file ends with the same digest")
     func copyBackToSQLite() throws {
         let source = try sourceLedger()

@@ -124,6 +124,28 @@ struct SignNotificationTests {
         #expect(result["renewal_info"] == nil)
     }
 
+    @Test("a RENEWAL_EXTENSION summary is signed in place of data, with the notification's app and environment")
+    func renewalExtensionSummary() throws {
+        let request = """
+            {"notification_type": "RENEWAL_EXTENSION", "subtype": "SUMMARY", "signed_date": "2024-06-05T12:00:00Z",
+             "bundle_id": "com.example.game", "app_apple_id": 1234567890, "environment": "Sandbox",
+             "summary": {"request_identifier": "extend-1", "product_id": "com.example.pro.monthly",
+               "storefront_country_codes": ["USA"], "succeeded_count": 41, "failed_count": 1}}
+            """
+        let notification = try signAndVerify(try runner(request))["notification"]
+        #expect(notification?["data"] == nil)
+        #expect(
+            notification?["summary"]
+                == .object(
+                    JSONObject([
+                        "requestIdentifier": .string("extend-1"), "environment": .string("Sandbox"),
+                        "appAppleId": .integer(1_234_567_890), "bundleId": .string("com.example.game"),
+                        "productId": .string("com.example.pro.monthly"),
+                        "storefrontCountryCodes": .array([.string("USA")]),
+                        "failedCount": .integer(1), "succeededCount": .integer(41),
+                    ])))
+    }
+
     @Test(
         "an unknown key, a missing or bad date is a rejected request naming the field",
         arguments: [
@@ -142,6 +164,16 @@ struct SignNotificationTests {
                 #"{"notification_type":"TEST","signed_date":"2024-06-05T12:00:00Z","bundle_id":"b","renewal_info":"#
                     + #"{"original_transaction_id":"1","product_id":"p","renewal_date":"soon"}}"#,
                 "renewal_info.renewal_date"
+            ),
+            (
+                #"{"notification_type":"RENEWAL_EXTENSION","signed_date":"2024-06-05T12:00:00Z","bundle_id":"b","#
+                    + #""status":1,"summary":{"request_identifier":"r","product_id":"p"}}"#,
+                "status"
+            ),
+            (
+                #"{"notification_type":"RENEWAL_EXTENSION","signed_date":"2024-06-05T12:00:00Z","bundle_id":"b","#
+                    + #""summary":{"request_identifier":"r"}}"#,
+                "summary.product_id"
             ),
         ])
     func rejectedRequest(request: String, field: String) throws {

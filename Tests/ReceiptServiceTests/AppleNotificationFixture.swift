@@ -114,14 +114,15 @@ struct AppleNotificationFixture {
     /// by the development chain (leaf and intermediate in x5c).
     static func body(
         _ type: String, subtype: String? = nil, uuid: String? = nil, signed: ReceiptDate = day(1),
-        transaction: Purchase? = nil, renewal: Renewal? = nil, bundleID: String = bundleID,
-        environment: AppStoreEnvironment = .production, appAppleID: Int64? = appAppleID
+        transaction: Purchase? = nil, renewal: Renewal? = nil, summary: RenewalExtensionSummary? = nil,
+        bundleID: String = bundleID, environment: AppStoreEnvironment = .production, appAppleID: Int64? = appAppleID
     ) throws -> String {
         var content = NotificationContent(
             notificationType: type, notificationUUID: uuid, signedDate: signed, bundleID: bundleID,
             environment: environment)
         content.subtype = subtype
         content.appAppleID = appAppleID
+        content.summary = summary
         content.transaction = transaction.map {
             transactionPayload($0, signed: signed, bundleID: bundleID, environment: environment)
         }

@@ -1,4 +1,5 @@
 import Foundation
+import ReceiptJWS
 import ReceiptModel
 import ReceiptService
 import StrictJSON
@@ -258,5 +259,24 @@ struct AppleNotificationTests {
         ).json()
         #expect(future["notifications"] == .array([]))
         #expect(try fixture.service.send("GET", "/v1/notifications?bundle_id=x", token: nil).status == 401)
+    }
+
+    @Test(
+        "RENEWAL_EXTENSION with a summary (no data) is checked against its summary's app and stored",
+        arguments: LedgerKind.allCases)
+    func renewalExtensionSummary(ledger: LedgerKind) throws {
+        let fixture = try Fixture(ledger)
+        let summary = RenewalExtensionSummary(
+            requestIdentifier: "extend-2024-06", productID: Fixture.monthly, storefrontCountryCodes: ["USA", "FRA"],
+            succeededCount: 41, failedCount: 1)
+        let reply = try fixture.deliver(Fixture.body("RENEWAL_EXTENSION", subtype: "SUMMARY", summary: summary))
+        #expect(reply.status == 200)
+        #expect(try reply.json()["effects"] == .array([]))
+        #expect(try reply.json()["customer_id"] == .null)
+        #expect(try fixture.notifications().map { $0["subtype"] } == [.string("SUMMARY")])
+        let foreign = try fixture.deliver(
+            Fixture.body("RENEWAL_EXTENSION", subtype: "SUMMARY", summary: summary, bundleID: "com.other.app"))
+        #expect(foreign.status == 403)
+        #expect(foreign.errorCode == "wrong_bundle_id")
     }
 }
