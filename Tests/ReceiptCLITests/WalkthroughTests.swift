@@ -112,6 +112,14 @@ struct WalkthroughTests {
         #expect(text.contains("valid: org.getpure.pure-iphone 15741 [Production]"))
         #expect(text.contains("pro          active   2024-07-01T00:00:00Z          com.example.pro.monthly"))
         #expect(text.contains(#""no_ads":{"state":"active","product_id":"com.example.removeads""#), "\(text)")
+        #expect(
+            text.contains(
+                #""effects":["recorded transaction 2000000000000001","kept renewal info of 2000000000000001"],"duplicate":false}"#
+            ), "\(text)")
+        #expect(text.contains(#""duplicate":true}"#))
+        #expect(
+            text.contains(#""entitlements":{"pro":{"state":"active","product_id":"com.example.pro.monthly""#), "\(text)"
+        )
         #expect(complaints.contains("CMS Verification successful"))
         #expect(Self.checkoutFiles() == before, "the walkthrough changed files in the checkout")
         #expect(!Self.isListening(8080), "the walkthrough left its server running")
