@@ -204,12 +204,14 @@ struct AppleNotificationTests {
 
     @Test(
         "a notification for another app, another environment or another app Apple id is refused with 403",
-        arguments: [
+        arguments: LedgerKind.allCases,
+        [
             ("bundle", "wrong_bundle_id"), ("environment", "wrong_environment"), ("app", "wrong_app_apple_id"),
             ("no-app", "wrong_app_apple_id"),
         ])
-    func foreignNotification(change: String, code: String) throws {
-        let fixture = try Fixture(.sqlite)
+    func foreignNotification(ledger: LedgerKind, change: (String, String)) throws {
+        let (change, code) = change
+        let fixture = try Fixture(ledger)
         let purchase = Fixture.period(0, token: Self.customer)
         let body: String
         switch change {
