@@ -100,6 +100,11 @@ public enum LedgerChange: Hashable, Sendable {
     case withdrawCancellation(transactionID: String)
     /// Keeps renewal info, as ``TransactionLedger/recordRenewalInfo(_:)`` does.
     case renewal(LedgerRenewalInfo)
+    /// Records a subscription transaction whose expiry Apple extended (`RENEWAL_EXTENDED`): as
+    /// ``TransactionLedger/record(_:)`` does, except that when it is stored with an earlier `expires_date` and
+    /// otherwise the same, the stored expiry moves to its own. A later stored expiry stays, so extensions delivered
+    /// out of order or twice end at the latest one.
+    case extend(LedgerTransaction)
 }
 
 /// What applying one ``LedgerChange`` did.
@@ -110,6 +115,9 @@ public enum LedgerChangeOutcome: Hashable, Sendable {
     case cancelled(LedgerRecordOutcome)
     /// A refund withdrawn (``LedgerChange/withdrawCancellation(transactionID:)``): now, or there was none.
     case cancellationWithdrawn(LedgerRecordOutcome)
+    /// A stored transaction's expiry moved later (``LedgerChange/extend(_:)``) from `from`: the transaction as stored
+    /// now. When nothing moved, the outcome is ``recorded(_:)``.
+    case expiryExtended(LedgerTransaction, from: ReceiptDate)
     /// Renewal info: `replaced` when it became the stored one, false when the stored one was signed as late or
     /// later (it is then the renewal info returned).
     case renewal(LedgerRenewalInfo, replaced: Bool)
@@ -135,6 +143,9 @@ public enum LedgerChangeOutcome: Hashable, Sendable {
             return line(outcome, "the refund of transaction", new: "recorded", old: "already recorded")
         case .cancellationWithdrawn(let outcome):
             return line(outcome, "the refund of transaction", new: "withdrew", old: "not recorded: nothing to withdraw")
+        case .expiryExtended(let transaction, let from):
+            let to = transaction.purchase.expiresDate.map { " to \($0.rfc3339)" } ?? ""
+            return "extended the expiry of transaction \(transaction.purchase.transactionID) from \(from.rfc3339)\(to)"
         case .renewal(let info, replaced: true): return "kept renewal info of \(info.originalTransactionID)"
         case .renewal(let info, replaced: false):
             return "renewal info of \(info.originalTransactionID) not replaced: one signed as late or later is stored"

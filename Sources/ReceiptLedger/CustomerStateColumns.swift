@@ -223,10 +223,9 @@ enum CustomerStateSQL {
         "UPDATE notifications SET effects = \(style.parameter(1)) WHERE notification_uuid = \(style.parameter(2))"
     }
 
-    /// Sets the cancellation date (parameter 1, NULL to clear it) of the transaction of parameter 2.
-    static func setCancellationDate(_ style: ParameterStyle) -> String {
-        "UPDATE transactions SET cancellation_date_ms = \(style.parameter(1)) "
-            + "WHERE transaction_id = \(style.parameter(2))"
+    /// Sets the date `column` (parameter 1, NULL to clear it) of the transaction of parameter 2.
+    static func setDate(_ column: LedgerColumn, _ style: ParameterStyle) -> String {
+        "UPDATE transactions SET \(column.name) = \(style.parameter(1)) WHERE transaction_id = \(style.parameter(2))"
     }
 
     /// Gives every transaction of the customer of parameter 1 to the customer of parameter 2.

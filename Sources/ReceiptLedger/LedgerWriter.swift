@@ -10,8 +10,9 @@ protocol LedgerWriter {
     /// The stored transaction `id`, locked until the database transaction ends where the store locks rows.
     func lockedTransaction(id: String) throws(LedgerError) -> LedgerTransaction?
 
-    /// Sets the cancellation date of the stored transaction `transactionID`, or clears it when `date` is nil.
-    func setCancellationDate(_ date: ReceiptDate?, transactionID: String) throws(LedgerError)
+    /// Sets the date `column` (the cancellation or expiry date) of the stored transaction `transactionID`, or
+    /// clears it when `date` is nil.
+    func setDate(_ date: ReceiptDate?, of column: LedgerColumn, transactionID: String) throws(LedgerError)
 
     /// Gives every transaction of the customer `placeholder` to the customer `customerID`.
     func reassignCustomer(from placeholder: String, to customerID: String) throws(LedgerError)
@@ -37,11 +38,43 @@ extension LedgerWriter {
     /// ``TransactionLedger/record(_:)``.
     func record(_ transaction: LedgerTransaction) throws(LedgerError) -> LedgerRecordOutcome {
         let candidate = LedgerColumn.storable(transaction)
-        let id = candidate.purchase.transactionID
         if try insert(candidate) { return .created(candidate) }
+        return try replay(candidate, over: try stored(candidate))
+    }
+
+    /// ``LedgerChange/extend(_:)``: recorded as ``record(_:)`` records, or, when stored with an earlier expiry and
+    /// otherwise the same, that expiry moved to the transaction's.
+    func extend(_ transaction: LedgerTransaction) throws(LedgerError) -> LedgerChangeOutcome {
+        var candidate = LedgerColumn.storable(transaction)
+        if try insert(candidate) { return .recorded(.created(candidate)) }
+        let stored = try stored(candidate)
+        guard let expiry = candidate.purchase.expiresDate, let storedExpiry = stored.purchase.expiresDate else {
+            return .recorded(try replay(candidate, over: stored))
+        }
+        candidate.purchase.expiresDate = storedExpiry
+        let outcome = try replay(candidate, over: stored)
+        guard expiry > storedExpiry else { return .recorded(outcome) }
+        let id = candidate.purchase.transactionID
+        try setDate(expiry, of: .expiresDate, transactionID: id)
+        var extended = outcome.transaction
+        extended.purchase.expiresDate = expiry
+        return .expiryExtended(extended, from: storedExpiry)
+    }
+
+    /// The stored transaction with `candidate`'s id, which inserting it found.
+    private func stored(_ candidate: LedgerTransaction) throws(LedgerError) -> LedgerTransaction {
+        let id = candidate.purchase.transactionID
         guard let stored = try lockedTransaction(id: id) else {
             throw LedgerError(.storage, "recording transaction \(id): the stored transaction it matched is gone")
         }
+        return stored
+    }
+
+    /// Recording `candidate` over the transaction `stored` with its id: already recorded, a placeholder adopted, or
+    /// a conflict (see ``LedgerColumn/replaying(_:over:)``).
+    private func replay(
+        _ candidate: LedgerTransaction, over stored: LedgerTransaction
+    ) throws(LedgerError) -> LedgerRecordOutcome {
         switch try LedgerColumn.replaying(candidate, over: stored) {
         case .alreadyRecorded(let stored):
             return .alreadyRecorded(stored)
@@ -56,7 +89,7 @@ extension LedgerWriter {
         let (cancelled, isNew) = try LedgerColumn.cancelling(
             lockedTransaction(id: transactionID), transactionID: transactionID, at: date)
         guard isNew else { return .alreadyRecorded(cancelled) }
-        try setCancellationDate(date, transactionID: transactionID)
+        try setDate(date, of: .cancellationDate, transactionID: transactionID)
         return .created(cancelled)
     }
 
@@ -65,7 +98,7 @@ extension LedgerWriter {
         let (withdrawn, isNew) = try LedgerColumn.withdrawing(
             lockedTransaction(id: transactionID), transactionID: transactionID)
         guard isNew else { return .alreadyRecorded(withdrawn) }
-        try setCancellationDate(nil, transactionID: transactionID)
+        try setDate(nil, of: .cancellationDate, transactionID: transactionID)
         return .created(withdrawn)
     }
 
@@ -89,6 +122,7 @@ extension LedgerWriter {
         case .withdrawCancellation(let transactionID):
             .cancellationWithdrawn(try withdrawCancellation(transactionID: transactionID))
         case .renewal(let info): try recordRenewalInfo(info)
+        case .extend(let transaction): try extend(transaction)
         }
     }
 

@@ -617,11 +617,11 @@ private struct PostgreSQLWriter: LedgerWriter {
         try PostgreSQLLedger.fetchOne(connection, id: id, forUpdate: true)
     }
 
-    func setCancellationDate(_ date: ReceiptDate?, transactionID: String) throws(LedgerError) {
+    func setDate(_ date: ReceiptDate?, of column: LedgerColumn, transactionID: String) throws(LedgerError) {
         try connection.execute(
-            CustomerStateSQL.setCancellationDate(.postgreSQL),
+            CustomerStateSQL.setDate(column, .postgreSQL),
             parameters([LedgerValue(date?.millisecondsSince1970), .text(transactionID)]),
-            purpose: "storing the cancellation date of transaction \(transactionID)")
+            purpose: "storing the \(column.jsonName) of transaction \(transactionID)")
     }
 
     func reassignCustomer(from placeholder: String, to customerID: String) throws(LedgerError) {

@@ -630,11 +630,11 @@ private struct SQLiteWriter: LedgerWriter {
         try SQLiteLedger.fetchOne(database, id: id)
     }
 
-    func setCancellationDate(_ date: ReceiptDate?, transactionID: String) throws(LedgerError) {
+    func setDate(_ date: ReceiptDate?, of column: LedgerColumn, transactionID: String) throws(LedgerError) {
         _ = try returnsRow(
-            CustomerStateSQL.setCancellationDate(.sqlite),
+            CustomerStateSQL.setDate(column, .sqlite),
             [LedgerValue(date?.millisecondsSince1970), .text(transactionID)],
-            purpose: "storing the cancellation date of transaction \(transactionID)")
+            purpose: "storing the \(column.jsonName) of transaction \(transactionID)")
     }
 
     func reassignCustomer(from placeholder: String, to customerID: String) throws(LedgerError) {

@@ -157,6 +157,19 @@ public protocol TransactionLedger: Sendable {
     func close()
 }
 
+extension TransactionLedger {
+    /// ``apply(_:notification:)`` without a notification: every change's outcome, in the order of `changes`, all
+    /// in one commit; the first refusal is thrown and then nothing is stored.
+    public func apply(_ changes: [LedgerChange]) throws(LedgerError) -> [LedgerChangeOutcome] {
+        switch try apply(changes, notification: nil) {
+        case .applied(let outcomes): return outcomes
+        case .duplicate(let stored):
+            throw LedgerError(
+                .storage, "changes applied without a notification came back as notification \(stored.notificationUUID)")
+        }
+    }
+}
+
 /// What `receipt ledger copy` and `receipt ledger check` need of a store besides the ledger's operations: every
 /// transaction, renewal info and notification in a fixed order, a way to copy notifications as they are stored,
 /// the schema version stored and a check of the whole store. These read every row:

@@ -15,6 +15,9 @@ import ReceiptModel
 /// - anything else (`TEST`, `CONSUMPTION_REQUEST`, `REFUND_DECLINED`, types Apple adds later) changes nothing: it
 ///   is only stored.
 ///
+/// A transaction is recorded as Apple signed it, except that an expiry Apple moved later (`RENEWAL_EXTENDED`, and
+/// every notification or signed transaction after it) moves the recorded one; see ``LedgerChange/extend(_:)``.
+///
 /// Whose transaction it is: its `appAccountToken` (lower-cased) when present; else the customer already recorded
 /// for its original transaction; else `apple:` and the original transaction id, a placeholder that a transaction
 /// posted later with a customer id adopts.
@@ -43,7 +46,7 @@ enum NotificationEffects {
         var changes: [LedgerChange] = []
         if let signed = notification.transaction, let customerID {
             let transaction = try ledgerTransaction(signed, customerID: customerID, bundleID: bundleID)
-            changes.append(.record(transaction))
+            changes.append(.extend(transaction))
             let id = transaction.purchase.transactionID
             if refundTypes.contains(type) {
                 guard let revoked = signed.revocationDate else {

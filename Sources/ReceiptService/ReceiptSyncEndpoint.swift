@@ -6,8 +6,9 @@ import StrictJSON
 /// `POST /v1/receipts` `{"customer_id": …, "receipt-data": BASE64}` (token): how StoreKit 1 apps "sync purchases".
 /// The app receipt is verified as `/verifyReceipt` verifies it (same anchors, limits and environment rule), then
 /// every purchase it holds is recorded for the customer, with its refund when it has a `cancellation_date`, all in
-/// one commit: a purchase that conflicts with the ledger (409, naming the fields) stores nothing. Answers 201 when
-/// anything was new, else 200, with every transaction as stored.
+/// one commit: a purchase that conflicts with the ledger (409, naming the fields) stores nothing, but an expiry
+/// Apple moved later moves the recorded one (``LedgerChange/extend(_:)``). Answers 201 when anything was new, else
+/// 200, with every transaction as stored.
 extension ReceiptService {
     func recordReceipt(_ request: HTTPRequest) throws(ServiceError) -> HTTPResponse {
         let customerID: String
@@ -41,28 +42,15 @@ extension ReceiptService {
             purchase.originalPurchaseDate = purchase.originalPurchaseDate ?? purchase.purchaseDate
             let transaction = LedgerTransaction(customerID: customerID, bundleID: receipt.bundleID, purchase: purchase)
             try Self.checkIdentifiers(transaction)
-            changes.append(.record(transaction))
+            changes.append(.extend(transaction))
             if let cancelled { changes.append(.cancel(transactionID: purchase.transactionID, at: cancelled)) }
         }
         guard !changes.isEmpty else {
             throw ServiceError(
                 status: 422, code: "no_purchases", message: "receipt-data: the receipt holds no purchases")
         }
-        let application = try ledgerOperation { () throws(LedgerError) in
-            try ledger.apply(changes, notification: nil)
-        }
-        var created = false
-        var stored: [String: LedgerTransaction] = [:]
-        if case .applied(let outcomes) = application {
-            for case .recorded(let outcome) in outcomes {
-                if case .created = outcome { created = true }
-                stored[outcome.transaction.purchase.transactionID] = outcome.transaction
-            }
-            for case .cancelled(let outcome) in outcomes {
-                if case .created = outcome { created = true }
-                stored[outcome.transaction.purchase.transactionID] = outcome.transaction
-            }
-        }
+        let outcomes = try ledgerOperation { () throws(LedgerError) in try ledger.apply(changes) }
+        let (created, stored, _) = Self.stored(outcomes)
         let transactions = receipt.inAppPurchases.compactMap { stored[$0.transactionID] }
         return .json(
             status: created ? 201 : 200,

@@ -24,6 +24,7 @@ extension ReceiptService {
 
     /// `{"customer_id", "signed_transaction": JWS}`: a StoreKit 2 transaction (`jwsRepresentation`) verified
     /// against `apple_notifications`, recorded for the customer with its revocation, if it has one, in one commit.
+    /// Apple's signed data may move a recorded expiry later (a renewal-date extension): see ``LedgerChange/extend(_:)``.
     private func recordSignedTransaction(_ body: JSONValue) throws(ServiceError) -> HTTPResponse {
         let customerID: String
         let compact: String
@@ -38,7 +39,7 @@ extension ReceiptService {
         let signed = try verifiedTransaction(compact, field: "signed_transaction")
         let transaction = try NotificationEffects.ledgerTransaction(
             signed, customerID: customerID, bundleID: signed.bundleID ?? "")
-        var changes: [LedgerChange] = [.record(transaction)]
+        var changes: [LedgerChange] = [.extend(transaction)]
         if let revoked = signed.revocationDate {
             changes.append(.cancel(transactionID: transaction.purchase.transactionID, at: revoked))
         }
@@ -48,24 +49,35 @@ extension ReceiptService {
     /// Applies `changes` in one commit (nothing is stored when one is refused) and answers with the transaction
     /// as the last of them left it: 201 when anything was new, else 200.
     func answer(applying changes: [LedgerChange]) throws(ServiceError) -> HTTPResponse {
-        let application = try ledgerOperation { () throws(LedgerError) in
-            try ledger.apply(changes, notification: nil)
+        let outcomes = try ledgerOperation { () throws(LedgerError) in try ledger.apply(changes) }
+        let stored = Self.stored(outcomes)
+        guard let last = stored.last else {
+            throw ServiceError(status: 500, code: "internal", message: "nothing was recorded")
         }
-        guard case .applied(let outcomes) = application else {
-            throw ServiceError(status: 500, code: "internal", message: "the ledger reported a notification")
-        }
+        return Self.answer(stored.created ? .created(last) : .alreadyRecorded(last))
+    }
+
+    /// Whether anything of `outcomes` was new, each transaction as the last of them left it, by id, and the
+    /// transaction of the last of them.
+    static func stored(
+        _ outcomes: [LedgerChangeOutcome]
+    ) -> (created: Bool, transactions: [String: LedgerTransaction], last: LedgerTransaction?) {
         var created = false
+        var transactions: [String: LedgerTransaction] = [:]
         var last: LedgerTransaction?
         for outcome in outcomes {
             switch outcome {
             case .recorded(let recorded), .cancelled(let recorded), .cancellationWithdrawn(let recorded):
                 if case .created = recorded { created = true }
                 last = recorded.transaction
-            case .renewal, .refused: break
+            case .expiryExtended(let extended, _):
+                created = true
+                last = extended
+            case .renewal, .refused: continue
             }
+            if let last { transactions[last.purchase.transactionID] = last }
         }
-        guard let last else { throw ServiceError(status: 500, code: "internal", message: "nothing was recorded") }
-        return Self.answer(created ? .created(last) : .alreadyRecorded(last))
+        return (created, transactions, last)
     }
 
     func recordCancellation(_ request: HTTPRequest, transactionID: String) throws(ServiceError) -> HTTPResponse {

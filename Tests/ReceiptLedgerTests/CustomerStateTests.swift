@@ -46,6 +46,73 @@ struct CustomerStateTests {
         #expect(try ledger.transaction(id: id) == transaction)
     }
 
+    /// `transaction` with its expiry moved by `days`.
+    static func expiring(_ transaction: LedgerTransaction, movedBy days: Int64) -> LedgerTransaction {
+        var moved = transaction
+        moved.purchase.expiresDate = transaction.purchase.expiresDate.map {
+            ReceiptDate(millisecondsSince1970: $0.millisecondsSince1970 + days * 86_400_000)
+        }
+        return moved
+    }
+
+    @Test(
+        "extending records a new transaction as recording does; a later expiry moves the stored one, once",
+        arguments: StoreKind.allCases)
+    func extendMovesExpiryLater(_ kind: StoreKind) throws {
+        let store = try TestStore(kind)
+        let ledger = store.ledger
+        let transaction = Sample.full()
+        #expect(try ledger.apply([.extend(transaction)]) == [.recorded(.created(transaction))])
+        let extended = Self.expiring(transaction, movedBy: 7)
+        let from = try #require(transaction.purchase.expiresDate)
+        #expect(try ledger.apply([.extend(extended)]) == [.expiryExtended(extended, from: from)])
+        #expect(try ledger.apply([.extend(extended)]) == [.recorded(.alreadyRecorded(extended))])
+        #expect(try ledger.transaction(id: transaction.purchase.transactionID) == extended)
+    }
+
+    @Test(
+        "an extension delivered after a later one keeps the later expiry: out of order ends at the latest",
+        arguments: StoreKind.allCases)
+    func extendNeverShortens(_ kind: StoreKind) throws {
+        let store = try TestStore(kind)
+        let ledger = store.ledger
+        let transaction = Sample.full()
+        let latest = Self.expiring(transaction, movedBy: 14)
+        _ = try ledger.apply([.extend(latest)])
+        #expect(
+            try ledger.apply([.extend(Self.expiring(transaction, movedBy: 7))]) == [.recorded(.alreadyRecorded(latest))]
+        )
+        #expect(try ledger.apply([.extend(transaction)]) == [.recorded(.alreadyRecorded(latest))])
+        #expect(try ledger.transaction(id: transaction.purchase.transactionID) == latest)
+    }
+
+    @Test(
+        "extending a transaction stored with another field different is a conflict naming it, and moves nothing",
+        arguments: StoreKind.allCases)
+    func extendConflictsOnOtherFields(_ kind: StoreKind) throws {
+        let store = try TestStore(kind)
+        let ledger = store.ledger
+        let transaction = Sample.full()
+        _ = try ledger.record(transaction)
+        var other = Self.expiring(transaction, movedBy: 7)
+        other.purchase.quantity = 1
+        let error = #expect(throws: LedgerError.self) { try ledger.apply([.extend(other)]) }
+        #expect(error?.code == .conflict)
+        #expect(error?.conflictingFields == ["quantity"])
+        #expect(try ledger.transaction(id: transaction.purchase.transactionID) == transaction)
+    }
+
+    @Test(
+        "plain recording still refuses a moved expiry: only Apple's signed data extends", arguments: StoreKind.allCases)
+    func recordRefusesMovedExpiry(_ kind: StoreKind) throws {
+        let store = try TestStore(kind)
+        let ledger = store.ledger
+        let transaction = Sample.full()
+        _ = try ledger.record(transaction)
+        let error = #expect(throws: LedgerError.self) { try ledger.record(Self.expiring(transaction, movedBy: 7)) }
+        #expect(error?.conflictingFields == ["expires_date"])
+    }
+
     @Test("withdrawing the refund of an unknown transaction throws notFound", arguments: StoreKind.allCases)
     func withdrawUnknown(_ kind: StoreKind) throws {
         let store = try TestStore(kind)

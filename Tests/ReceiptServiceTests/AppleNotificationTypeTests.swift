@@ -114,12 +114,38 @@ struct AppleNotificationTypeTests {
             return
         }
         #expect(
-            !effects.contains { if case .string(let text) = $0 { text.hasPrefix("refused") } else { false } },
-            "\(effects)")
+            effects == [
+                .string(
+                    "extended the expiry of transaction 7000 from 2024-07-01T00:00:00Z to 2024-07-08T00:00:00Z")
+            ])
         #expect(try fixture.state(Self.customer, at: Fixture.day(33)) == "active")
         let latest = try fixture.verifyReceipt([Fixture.period(0).purchase])["latest_receipt_info"]
         #expect(latest?[0]?["expires_date_ms"] == .string(String(Fixture.day(37).millisecondsSince1970)))
         #expect(try fixture.ledgerTransactions() == .integer(1))
+    }
+
+    @Test(
+        "extensions delivered out of order end at the latest expiry; later notifications carrying it change nothing",
+        arguments: LedgerKind.allCases)
+    func renewalExtensionsOutOfOrder(ledger: LedgerKind) throws {
+        let fixture = try Fixture(ledger)
+        var subscription = Fixture.period(0, token: Self.customer)
+        #expect(try fixture.deliver(Fixture.body("SUBSCRIBED", transaction: subscription)).status == 200)
+        subscription.purchase.expiresDate = Fixture.day(44)
+        let second = try Fixture.body("RENEWAL_EXTENDED", signed: Fixture.day(25), transaction: subscription)
+        subscription.purchase.expiresDate = Fixture.day(37)
+        let first = try Fixture.body("RENEWAL_EXTENDED", signed: Fixture.day(20), transaction: subscription)
+        #expect(try fixture.deliver(second).status == 200)
+        let late = try fixture.deliver(first)
+        #expect(try late.json()["effects"] == .array([.string("transaction 7000 already recorded as it is")]))
+        subscription.purchase.expiresDate = Fixture.day(44)
+        let status = try fixture.deliver(
+            Fixture.body(
+                "DID_CHANGE_RENEWAL_STATUS", subtype: "AUTO_RENEW_DISABLED", signed: Fixture.day(26),
+                transaction: subscription))
+        #expect(try status.json()["effects"] == .array([.string("transaction 7000 already recorded as it is")]))
+        #expect(try fixture.state(Self.customer, at: Fixture.day(43)) == "active")
+        #expect(try fixture.state(Self.customer, at: Fixture.day(44)) == "expired")
     }
 
     @Test(

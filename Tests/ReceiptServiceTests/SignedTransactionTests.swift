@@ -67,6 +67,27 @@ struct SignedTransactionTests {
         #expect(try fixture.ledgerTransactions() == .integer(1))
     }
 
+    @Test(
+        "a signed transaction whose expiry Apple extended moves the recorded expiry (201); an older one changes nothing",
+        arguments: LedgerKind.allCases)
+    func extendedExpiryMoves(ledger: LedgerKind) throws {
+        let fixture = try Fixture(ledger)
+        var subscription = Fixture.period(0)
+        let original = Self.request(try Fixture.signedTransaction(subscription))
+        #expect(try fixture.service.post("/v1/transactions", json: original).status == 201)
+        subscription.purchase.expiresDate = Fixture.day(37)
+        let extended = try fixture.service.post(
+            "/v1/transactions", json: Self.request(try Fixture.signedTransaction(subscription, signed: Fixture.day(20)))
+        )
+        #expect(extended.status == 201)
+        let expiry = JSONValue.string(String(Fixture.day(37).millisecondsSince1970))
+        #expect(try extended.json()["transaction"]?["expires_date_ms"] == expiry)
+        let older = try fixture.service.post("/v1/transactions", json: original)
+        #expect(older.status == 200)
+        #expect(try older.json()["transaction"]?["expires_date_ms"] == expiry)
+        #expect(try fixture.state("player-1", at: Fixture.day(33)) == "active")
+    }
+
     /// A request the endpoint refuses, with the status and code it answers.
     enum Refusal: String, CaseIterable, CustomTestStringConvertible, Sendable {
         case tamperedSignature = "tampered signature"
