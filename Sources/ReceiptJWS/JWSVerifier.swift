@@ -76,8 +76,8 @@ public struct JWSVerifier: Sendable {
         if let time { validationTime = time } else { validationTime = try Self.signingDate(of: payload) }
         let chain = try validateChain(certificates, at: validationTime)
         return VerifiedJWS(
-            header: header.object, payload: payload, payloadBytes: payloadBytes, keyID: header.keyID, chain: chain,
-            validationTime: validationTime)
+            header: header.object, payload: payload, payloadBytes: payloadBytes, compact: compact,
+            keyID: header.keyID, chain: chain, validationTime: validationTime)
     }
 
     /// Verifies a signed transaction (`signedTransactionInfo`) and applies the caller's checks.

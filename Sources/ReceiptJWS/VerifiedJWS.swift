@@ -10,6 +10,8 @@ public struct VerifiedJWS: Sendable {
     public let payload: JSONObject
     /// The payload's exact octets (the JSON text that was signed).
     public let payloadBytes: [UInt8]
+    /// The compact serialization verified, exactly as given.
+    public let compact: [UInt8]
     /// The header's `kid`, when present (Xcode writes `Apple_Xcode_Key`).
     public let keyID: String?
     /// The validated chain: leaf first, pinned anchor last.

@@ -228,6 +228,13 @@ enum CustomerStateSQL {
         "UPDATE transactions SET \(column.name) = \(style.parameter(1)) WHERE transaction_id = \(style.parameter(2))"
     }
 
+    /// A customer other than the one of parameter 2 (the placeholder) holding a transaction of the original
+    /// transaction of parameter 1: the one with the smallest transaction id.
+    static func knownCustomer(_ style: ParameterStyle) -> String {
+        "SELECT customer_id FROM transactions WHERE original_transaction_id = \(style.parameter(1)) "
+            + "AND customer_id <> \(style.parameter(2)) ORDER BY transaction_id LIMIT 1"
+    }
+
     /// Gives every transaction of the customer of parameter 1 to the customer of parameter 2.
     static func reassignCustomer(_ style: ParameterStyle) -> String {
         "UPDATE transactions SET customer_id = \(style.parameter(2)) WHERE customer_id = \(style.parameter(1))"

@@ -91,19 +91,22 @@ enum LedgerColumn: Int32, StoredColumn {
     }
 
     /// What recording `candidate` comes to when a transaction with its id is `stored`: already recorded when every
-    /// compared field is equal; adoption when only the customer differs and the stored one is the placeholder
-    /// `apple:` followed by the stored original transaction id; else a conflict naming the fields that differ.
+    /// compared field is equal, or when only the customer differs and the candidate's is the placeholder `apple:`
+    /// followed by the original transaction id (a known customer wins over an unknown one); adoption when only the
+    /// customer differs and the stored one is that placeholder; else a conflict naming the fields that differ.
     static func replaying(
         _ candidate: LedgerTransaction, over stored: LedgerTransaction
     ) throws(LedgerError) -> Replay {
         let differing = differingFields(stored, candidate)
         if differing.isEmpty { return .alreadyRecorded(stored) }
-        if differing == [customerID.jsonName], let original = stored.purchase.originalTransactionID,
-            LedgerValue.text(stored.customerID) == .text(placeholderPrefix + original)
-        {
-            var adopted = stored
-            adopted.customerID = candidate.customerID
-            return .adopting(placeholder: stored.customerID, adopted)
+        if differing == [customerID.jsonName], let original = stored.purchase.originalTransactionID {
+            let placeholder = LedgerValue.text(placeholderPrefix + original)
+            if LedgerValue.text(stored.customerID) == placeholder {
+                var adopted = stored
+                adopted.customerID = candidate.customerID
+                return .adopting(placeholder: stored.customerID, adopted)
+            }
+            if LedgerValue.text(candidate.customerID) == placeholder { return .alreadyRecorded(stored) }
         }
         throw LedgerError(
             .conflict,

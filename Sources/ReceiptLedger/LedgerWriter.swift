@@ -14,6 +14,10 @@ protocol LedgerWriter {
     /// clears it when `date` is nil.
     func setDate(_ date: ReceiptDate?, of column: LedgerColumn, transactionID: String) throws(LedgerError)
 
+    /// A customer other than `placeholder` holding a transaction of the original transaction
+    /// `originalTransactionID`.
+    func knownCustomer(originalTransactionID: String, placeholder: String) throws(LedgerError) -> String?
+
     /// Gives every transaction of the customer `placeholder` to the customer `customerID`.
     func reassignCustomer(from placeholder: String, to customerID: String) throws(LedgerError)
 
@@ -43,10 +47,24 @@ extension LedgerWriter {
     }
 
     /// ``LedgerChange/extend(_:)``: recorded as ``record(_:)`` records, or, when stored with an earlier expiry and
-    /// otherwise the same, that expiry moved to the transaction's.
+    /// otherwise the same, that expiry moved to the transaction's. Whose it is is settled in this commit: a
+    /// placeholder customer gives way to a known customer of the original transaction, and a new transaction of a
+    /// known customer takes the placeholder's transactions.
     func extend(_ transaction: LedgerTransaction) throws(LedgerError) -> LedgerChangeOutcome {
         var candidate = LedgerColumn.storable(transaction)
-        if try insert(candidate) { return .recorded(.created(candidate)) }
+        let placeholder = candidate.purchase.originalTransactionID.map { LedgerColumn.placeholderPrefix + $0 }
+        if let original = candidate.purchase.originalTransactionID, let placeholder,
+            LedgerValue.text(candidate.customerID) == .text(placeholder),
+            let known = try knownCustomer(originalTransactionID: original, placeholder: placeholder)
+        {
+            candidate.customerID = known
+        }
+        if try insert(candidate) {
+            if let placeholder, LedgerValue.text(candidate.customerID) != .text(placeholder) {
+                try reassignCustomer(from: placeholder, to: candidate.customerID)
+            }
+            return .recorded(.created(candidate))
+        }
         let stored = try stored(candidate)
         guard let expiry = candidate.purchase.expiresDate, let storedExpiry = stored.purchase.expiresDate else {
             return .recorded(try replay(candidate, over: stored))

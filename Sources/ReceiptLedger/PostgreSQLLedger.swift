@@ -624,6 +624,13 @@ private struct PostgreSQLWriter: LedgerWriter {
             purpose: "storing the \(column.jsonName) of transaction \(transactionID)")
     }
 
+    func knownCustomer(originalTransactionID: String, placeholder: String) throws(LedgerError) -> String? {
+        try connection.execute(
+            CustomerStateSQL.knownCustomer(.postgreSQL), [originalTransactionID, placeholder],
+            purpose: "reading the customer of \(originalTransactionID)"
+        ).rows.first?.first ?? nil
+    }
+
     func reassignCustomer(from placeholder: String, to customerID: String) throws(LedgerError) {
         try connection.execute(
             CustomerStateSQL.reassignCustomer(.postgreSQL), [placeholder, customerID],

@@ -637,6 +637,13 @@ private struct SQLiteWriter: LedgerWriter {
             purpose: "storing the \(column.jsonName) of transaction \(transactionID)")
     }
 
+    func knownCustomer(originalTransactionID: String, placeholder: String) throws(LedgerError) -> String? {
+        try SQLiteLedger.fetch(
+            database, CustomerStateSQL.knownCustomer(.sqlite), [.text(originalTransactionID), .text(placeholder)],
+            purpose: "reading the customer of \(originalTransactionID)"
+        ) { (row) throws(LedgerError) in row.text(at: 0) }.first ?? nil
+    }
+
     func reassignCustomer(from placeholder: String, to customerID: String) throws(LedgerError) {
         _ = try returnsRow(
             CustomerStateSQL.reassignCustomer(.sqlite), [.text(placeholder), .text(customerID)],

@@ -56,14 +56,11 @@ extension ReceiptService {
             : nil
         let changes = try NotificationEffects.changes(
             of: notification, type: type, bundleID: appBundleID, customerID: customerID)
-        guard case .string(let signedPayload)? = try? JSONValue(parsing: request.body)["signedPayload"] else {
-            throw NotificationEffects.invalid("the body has no signedPayload")
-        }
         let received = LedgerNotification(
             notificationUUID: uuid, notificationType: type, subtype: notification.subtype, bundleID: appBundleID,
             signedDate: signedDate, receivedDate: clock(), customerID: customerID,
             transactionID: notification.transaction?.transactionID, originalTransactionID: original,
-            signedPayload: signedPayload)
+            signedPayload: String(decoding: notification.signedPayload.compact, as: UTF8.self))
         let application = try ledgerOperation { () throws(LedgerError) in
             try ledger.apply(changes, notification: received)
         }

@@ -113,6 +113,47 @@ struct CustomerStateTests {
         #expect(error?.conflictingFields == ["expires_date"])
     }
 
+    @Test(
+        "Apple's transaction for the placeholder goes to the customer already known for its original transaction",
+        arguments: StoreKind.allCases)
+    func extendResolvesPlaceholder(_ kind: StoreKind) throws {
+        let store = try TestStore(kind)
+        let ledger = store.ledger
+        let first = Sample.full()
+        _ = try ledger.record(first)
+        let renewal = Self.placeholder(Sample.full(id: "2000000123456790", purchasedAt: 1_720_180_800_999))
+        var owned = renewal
+        owned.customerID = first.customerID
+        #expect(try ledger.apply([.extend(renewal)]) == [.recorded(.created(owned))])
+        #expect(try ledger.apply([.extend(Self.placeholder(first))]) == [.recorded(.alreadyRecorded(first))])
+        #expect(try ledger.transactions(customerID: "apple:2000000000000001", bundleID: Sample.bundleID).isEmpty)
+    }
+
+    @Test(
+        "a new transaction of a known customer takes the placeholder's transactions of its original transaction",
+        arguments: StoreKind.allCases)
+    func extendAdoptsPlaceholderRows(_ kind: StoreKind) throws {
+        let store = try TestStore(kind)
+        let ledger = store.ledger
+        let first = Sample.full()
+        _ = try ledger.record(Self.placeholder(first))
+        let renewal = Sample.full(id: "2000000123456790", purchasedAt: 1_720_180_800_999)
+        #expect(try ledger.apply([.extend(renewal)]) == [.recorded(.created(renewal))])
+        #expect(try ledger.transactions(customerID: first.customerID, bundleID: Sample.bundleID).count == 2)
+        #expect(try ledger.transaction(id: first.purchase.transactionID) == first)
+    }
+
+    @Test(
+        "recording for the placeholder a transaction a known customer holds is already recorded, not a conflict",
+        arguments: StoreKind.allCases)
+    func placeholderOverKnownCustomer(_ kind: StoreKind) throws {
+        let store = try TestStore(kind)
+        let ledger = store.ledger
+        let transaction = Sample.full()
+        _ = try ledger.record(transaction)
+        #expect(try ledger.record(Self.placeholder(transaction)) == .alreadyRecorded(transaction))
+    }
+
     @Test("withdrawing the refund of an unknown transaction throws notFound", arguments: StoreKind.allCases)
     func withdrawUnknown(_ kind: StoreKind) throws {
         let store = try TestStore(kind)
