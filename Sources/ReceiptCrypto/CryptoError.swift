@@ -7,6 +7,8 @@ public struct CryptoError: Error, Hashable, Sendable, CustomStringConvertible {
         case invalidCertificate
         /// Bytes that are not a private key in a supported form.
         case invalidPrivateKey
+        /// Bytes that are not a public key (a SubjectPublicKeyInfo, PEM or DER).
+        case invalidPublicKey
         /// A private key protected by a passphrase.
         case encryptedPrivateKey
         /// A key type or size the receipt format does not use.
@@ -31,6 +33,7 @@ public struct CryptoError: Error, Hashable, Sendable, CustomStringConvertible {
         switch reason {
         case .invalidCertificate: what = "not a valid X.509 certificate"
         case .invalidPrivateKey: what = "not a valid private key (PKCS#8, PKCS#1 RSA or SEC1 EC, PEM or DER)"
+        case .invalidPublicKey: what = "not a valid public key (a PEM PUBLIC KEY block or DER SubjectPublicKeyInfo)"
         case .encryptedPrivateKey:
             what = "the private key is encrypted; decrypt it first (openssl pkey -in KEY -out PLAIN)"
         case .unsupportedKey: what = "unsupported key: use RSA (2048 bits or more) or EC P-256"

@@ -52,6 +52,25 @@ public final class PublicKey: @unchecked Sendable {
 
     deinit { EVP_PKEY_free(pointer) }
 
+    /// Reads a public key: PEM (`PUBLIC KEY`, a SubjectPublicKeyInfo) or the same in DER.
+    ///
+    /// - Throws: ``CryptoError/Reason/invalidPublicKey`` for anything else, trailing bytes included.
+    public convenience init(pemOrDER bytes: [UInt8]) throws(CryptoError) {
+        clearOpenSSLErrors()
+        if String(decoding: bytes, as: UTF8.self).contains("-----BEGIN") {
+            let bio = try MemoryBIO(copying: bytes)
+            guard let key = PEM_read_bio_PUBKEY(bio.pointer, nil, refusePassphrase, nil) else {
+                throw CryptoError(.invalidPublicKey)
+            }
+            self.init(owning: key)
+            return
+        }
+        guard let decoded = decodeWhole(bytes, with: { d2i_PUBKEY(nil, $0, $1) }, free: EVP_PKEY_free) else {
+            throw CryptoError(.invalidPublicKey)
+        }
+        self.init(owning: decoded)
+    }
+
     /// Whether `signature` is a valid signature of the digest `hashed`, which `digest` produced (PKCS#1 v1.5 for
     /// RSA, a DER `ECDSA-Sig-Value` for EC). Equivalent to ``isValidSignature(_:for:digest:)`` over the message.
     public func isValidSignature(_ signature: ArraySlice<UInt8>, forDigest hashed: [UInt8], digest: DigestAlgorithm)
@@ -205,6 +224,17 @@ public final class PrivateKey: @unchecked Sendable {
             let bio = try MemoryBIO()
             guard PEM_write_bio_PrivateKey(bio.pointer, pointer, nil, nil, 0, nil, nil) == 1 else {
                 throw CryptoError(.operationFailed("writing a PEM private key"))
+            }
+            return bio.text
+        }
+    }
+
+    /// The key's public half as a PEM block (`-----BEGIN PUBLIC KEY-----`, a SubjectPublicKeyInfo).
+    public var publicKeyPEM: String {
+        get throws(CryptoError) {
+            let bio = try MemoryBIO()
+            guard PEM_write_bio_PUBKEY(bio.pointer, pointer) == 1 else {
+                throw CryptoError(.operationFailed("writing a PEM public key"))
             }
             return bio.text
         }

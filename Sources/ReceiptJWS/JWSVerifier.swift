@@ -127,7 +127,7 @@ public struct JWSVerifier: Sendable {
     // MARK: - Structure
 
     /// The ranges of the three parts, which must all be non-empty.
-    private static func split(
+    static func split(
         _ compact: [UInt8]
     ) throws(JWSError) -> (header: Range<Int>, payload: Range<Int>, signature: Range<Int>) {
         var dots: [Int] = []
@@ -150,7 +150,7 @@ public struct JWSVerifier: Sendable {
         return (ranges.0, ranges.1, ranges.2)
     }
 
-    private static func decode(_ part: ArraySlice<UInt8>, part name: String) throws(JWSError) -> [UInt8] {
+    static func decode(_ part: ArraySlice<UInt8>, part name: String) throws(JWSError) -> [UInt8] {
         do {
             return try Base64URL.decode(part)
         } catch {
