@@ -35,10 +35,13 @@ public struct Catalog: Hashable, Sendable {
         public let duration: ISODuration?
         /// Consumable only: how much one unit adds to each of its balances.
         public let amount: Int64?
+        /// Auto-renewable only: the group's identifier in App Store Connect (`subscriptionGroupIdentifier`, a number
+        /// such as `20652543`) when it is not ``group`` itself.
+        public let subscriptionGroupIdentifier: String?
 
         public init(
             id: String, type: ProductType, entitlements: [String], group: String? = nil, rank: Int? = nil,
-            duration: ISODuration? = nil, amount: Int64? = nil
+            duration: ISODuration? = nil, amount: Int64? = nil, subscriptionGroupIdentifier: String? = nil
         ) {
             self.id = id
             self.type = type
@@ -47,7 +50,12 @@ public struct Catalog: Hashable, Sendable {
             self.rank = rank
             self.duration = duration
             self.amount = amount
+            self.subscriptionGroupIdentifier = subscriptionGroupIdentifier
         }
+
+        /// What Apple calls its group (`subscriptionGroupIdentifier`): ``subscriptionGroupIdentifier`` when set, else
+        /// ``group``; nil for products that are not auto-renewable.
+        public var appleGroupIdentifier: String? { subscriptionGroupIdentifier ?? group }
     }
 
     public let products: [Product]
@@ -144,7 +152,9 @@ public struct Catalog: Hashable, Sendable {
 
     private static func product(_ value: JSONValue, path: String) throws(CatalogError) -> Product {
         let members = try JSONObjectReader(value, path: path)
-        try members.rejectUnknownKeys(allowed: ["id", "type", "entitlements", "group", "rank", "duration", "amount"])
+        try members.rejectUnknownKeys(allowed: [
+            "id", "type", "entitlements", "group", "rank", "duration", "amount", "subscription_group_identifier",
+        ])
         let id = try members.requiredString("id")
         let typeName = try members.requiredString("type")
         guard let type = ProductType(rawValue: typeName) else {
@@ -165,7 +175,8 @@ public struct Catalog: Hashable, Sendable {
         return Product(
             id: id, type: type, entitlements: entitlements, group: try members.string("group"),
             rank: try members.integer("rank", in: Int(Int32.min)...Int(Int32.max)), duration: duration,
-            amount: try members.integer("amount", in: Int64(Int32.min)...Int64(Int32.max)))
+            amount: try members.integer("amount", in: Int64(Int32.min)...Int64(Int32.max)),
+            subscriptionGroupIdentifier: try members.string("subscription_group_identifier"))
     }
 
     /// The rules a product's fields must follow for its type.
@@ -203,8 +214,13 @@ public struct Catalog: Hashable, Sendable {
             guard let rank = product.rank, rank >= 1 else {
                 throw CatalogError(path: path + ".rank", rule: "must be a whole number of 1 or more")
             }
+            guard product.subscriptionGroupIdentifier?.isEmpty != true else {
+                throw CatalogError(path: path + ".subscription_group_identifier", rule: "must not be empty")
+            }
         } else {
             try forbid(product.group != nil, "group", .autoRenewable)
+            try forbid(
+                product.subscriptionGroupIdentifier != nil, "subscription_group_identifier", .autoRenewable)
             try forbid(product.rank != nil, "rank", .autoRenewable)
         }
         if type == .nonRenewing {

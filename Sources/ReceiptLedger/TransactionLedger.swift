@@ -10,12 +10,15 @@ public struct LedgerTransaction: Hashable, Sendable {
     /// The purchase. Its `cancellationDate` is set only by ``TransactionLedger/recordCancellation(transactionID:at:)``;
     /// its `unknownAttributes` are never stored.
     public var purchase: InAppPurchase
+    /// `appAccountToken`: the app's own UUID for its user, lower-case, when the purchase carried one.
+    public var appAccountToken: String?
 
     /// A transaction of `customerID` in the app `bundleID`.
-    public init(customerID: String, bundleID: String, purchase: InAppPurchase) {
+    public init(customerID: String, bundleID: String, purchase: InAppPurchase, appAccountToken: String? = nil) {
         self.customerID = customerID
         self.bundleID = bundleID
         self.purchase = purchase
+        self.appAccountToken = appAccountToken
     }
 }
 

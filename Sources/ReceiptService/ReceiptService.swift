@@ -18,6 +18,8 @@ public final class ReceiptService: Sendable {
     let verifier: ReceiptVerifier
     /// Apple's signed data (notifications, StoreKit 2 transactions), when `apple_notifications` is configured.
     let signedData: JWSVerifier?
+    /// Checks the tokens of Apple's server API paths, when `store_api` is configured.
+    let apiTokens: APITokenVerifier?
     let metrics: ServiceMetrics
     /// Receipts signed for `latest_receipt` and restores, by the content they cover.
     let signedReceipts = SignedReceiptCache()
@@ -60,6 +62,9 @@ public final class ReceiptService: Sendable {
                 path: "",
                 rule: "verifyReceipt's *_pst dates need the system's time-zone data for \(Self.pacificZoneName) "
                     + "(Debian: apt-get install tzdata): \(error)")
+        }
+        apiTokens = configuration.storeAPI.map { api in
+            APITokenVerifier(keys: api.keys, bundleIDs: Set(api.apps.map(\.bundleID)))
         }
         tokenDigests = configuration.tokens.map { DigestAlgorithm.sha256.hash(Array($0.utf8)[...]) }
         self.log = log

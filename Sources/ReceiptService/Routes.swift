@@ -12,6 +12,9 @@ extension ReceiptService {
         case verification
         /// Anyone.
         case open
+        /// Apple's server API: a JWT of a configured API key (``APITokenVerifier``), whose `bid` the handler gets as
+        /// ``ReceiptService/tokenBundleParameter``; errors are Apple's error bodies.
+        case storeAPI
     }
 
     /// One endpoint. Templates name their parameters in braces (`{transaction_id}`); a parameter is one path
@@ -83,6 +86,23 @@ extension ReceiptService {
         Route("POST", "/v1/entitlements", .verification) { (service, request, _) throws(ServiceError) in
             try service.entitlements(request)
         },
+        Route("GET", "/inApps/v1/transactions/{transactionId}", .storeAPI) {
+            (service, _, parameters) throws(ServiceError) in
+            try service.storeTransactionInfo(
+                bundleID: parameters[tokenBundleParameter] ?? "", transactionID: parameters["transactionId"] ?? "")
+        },
+        Route("GET", "/inApps/v2/history/{transactionId}", .storeAPI) {
+            (service, request, parameters) throws(ServiceError) in
+            try service.storeTransactionHistory(
+                request, bundleID: parameters[tokenBundleParameter] ?? "",
+                transactionID: parameters["transactionId"] ?? "")
+        },
+        Route("GET", "/inApps/v1/subscriptions/{transactionId}", .storeAPI) {
+            (service, request, parameters) throws(ServiceError) in
+            try service.storeSubscriptionStatuses(
+                request, bundleID: parameters[tokenBundleParameter] ?? "",
+                transactionID: parameters["transactionId"] ?? "")
+        },
         Route("GET", "/healthz", .open) { (service, _, _) throws(ServiceError) in try service.health() },
         Route("GET", "/metrics", .open) { (service, _, _) throws(ServiceError) in service.metricsText() },
         Route("GET", "/openapi.json", .open) { (_, _, _) throws(ServiceError) in
@@ -135,14 +155,19 @@ extension ReceiptService {
         HTTPResponse, ServiceError
     > {
         do throws(ServiceError) {
+            var decoded: [String: String] = [:]
             switch route.access {
             case .token: try authenticate(request)
             case .verification where configuration.verifyRequiresToken: try authenticate(request)
             case .verification, .open: break
+            case .storeAPI: decoded[Self.tokenBundleParameter] = try authenticateStoreAPI(request)
             }
-            var decoded: [String: String] = [:]
             for (name, segment) in parameters {
-                decoded[name] = try Self.identifier(percentDecoding: segment, name: name)
+                do throws(ServiceError) {
+                    decoded[name] = try Self.identifier(percentDecoding: segment, name: name)
+                } catch  where route.access == .storeAPI {
+                    throw Self.invalidStoreAPIParameter(name, error.message)
+                }
             }
             return .success(try route.handle(self, request, decoded))
         } catch {

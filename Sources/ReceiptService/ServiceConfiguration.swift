@@ -158,6 +158,9 @@ public struct ServiceConfiguration: Sendable {
     /// refused.
     public var appleNotifications: AppleNotifications?
 
+    /// `store_api`, when configured; without it Apple's server API paths answer 404.
+    public var storeAPI: StoreAPI?
+
     /// The catalog that describes the app `bundleID`, if one says so.
     public func catalog(forBundleID bundleID: String) -> Catalog? {
         catalogs.values.first { $0.bundleID == bundleID }
@@ -185,7 +188,7 @@ public struct ServiceConfiguration: Sendable {
         let reader = try JSONObjectReader(document)
         try reader.rejectUnknownKeys(allowed: [
             "listen", "environment", "ledger", "trust", "signing", "tokens", "verify_requires_token",
-            "shared_secret", "catalogs", "limits", "apple_notifications",
+            "shared_secret", "catalogs", "limits", "apple_notifications", "store_api",
         ])
         let resolve = { (file: String) in file.hasPrefix("/") ? file : baseDirectory + "/" + file }
         let (host, port) = try Self.listenAddress(reader.string("listen") ?? "127.0.0.1:8080", path: "listen")
@@ -210,10 +213,12 @@ public struct ServiceConfiguration: Sendable {
         }
         catalogs = try Self.catalogs(reader, resolve: resolve)
         appleNotifications = try Self.appleNotifications(reader, environment: environment, resolve: resolve)
+        storeAPI = try Self.storeAPI(
+            reader, signer: signer, trustAnchors: trustAnchors, catalogs: catalogs, resolve: resolve)
         try readLimits(reader)
     }
 
-    private static func read(_ path: String, for key: String) throws(ServiceConfigurationError) -> [UInt8] {
+    static func read(_ path: String, for key: String) throws(ServiceConfigurationError) -> [UInt8] {
         var isDirectory: ObjCBool = false
         guard FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory), !isDirectory.boolValue else {
             throw ServiceConfigurationError(path: key, rule: "cannot read \(path): no such file")

@@ -2,13 +2,22 @@ import HTTPServer
 import StrictJSON
 
 /// A request the service refuses: the HTTP status, a stable snake_case code and a message naming the field and
-/// the rule. Sent as `{"error": {"code", "message"}}`, with `fields` for conflicts.
+/// the rule. Sent as `{"error": {"code", "message"}}`, with `fields` for conflicts; on Apple's server API paths as
+/// Apple's `{"errorCode", "errorMessage"}` (``appleErrorCode``).
 struct ServiceError: Error, Sendable {
     let status: Int
     let code: String
     let message: String
     var fields: [String] = []
     var headers: [(name: String, value: String)] = []
+    /// Apple's numeric `errorCode` (`4040010`…): the answer is then Apple's error body.
+    var appleErrorCode: Int? = nil
+
+    /// An error of Apple's server API: `status`, Apple's `errorCode` and `errorMessage` (Apple's sentence, then what
+    /// exactly was wrong).
+    static func apple(_ status: Int, _ errorCode: Int, _ message: String) -> ServiceError {
+        ServiceError(status: status, code: String(errorCode), message: message, appleErrorCode: errorCode)
+    }
 
     static func badRequest(_ message: String) -> ServiceError {
         ServiceError(status: 400, code: "invalid_request", message: message)
@@ -19,6 +28,13 @@ struct ServiceError: Error, Sendable {
     }
 
     var response: HTTPResponse {
+        if let appleErrorCode {
+            var response = HTTPResponse.json(
+                status: status,
+                JSONObject(["errorCode": .integer(appleErrorCode), "errorMessage": .string(message)]))
+            response.headers += headers
+            return response
+        }
         var error = JSONObject(["code": .string(code), "message": .string(message)])
         if !fields.isEmpty { error["fields"] = .array(fields.map(JSONValue.string)) }
         var response = HTTPResponse.json(status: status, JSONObject(["error": .object(error)]))

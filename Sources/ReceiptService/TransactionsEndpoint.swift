@@ -128,13 +128,14 @@ extension ReceiptService {
             "customer_id": .string(transaction.customerID), "bundle_id": .string(transaction.bundleID),
         ])
         for member in transaction.purchase.verifyReceiptJSON.members { object[member.key] = member.value }
+        if let token = transaction.appAccountToken { object["app_account_token"] = .string(token) }
         return object
     }
 
     static func transaction(from body: JSONValue) throws(ServiceError) -> LedgerTransaction {
         var purchase: InAppPurchase
         do {
-            purchase = try InAppPurchase(json: body, extraKeys: ["customer_id", "bundle_id"])
+            purchase = try InAppPurchase(json: body, extraKeys: ["customer_id", "bundle_id", "app_account_token"])
         } catch {
             throw .badRequest("\(error)")
         }
@@ -150,12 +151,22 @@ extension ReceiptService {
             let reader = try JSONObjectReader(body)
             transaction = LedgerTransaction(
                 customerID: try reader.requiredString("customer_id"), bundleID: try reader.requiredString("bundle_id"),
-                purchase: purchase)
+                purchase: purchase, appAccountToken: try appAccountToken(reader))
         } catch {
             throw .invalidBody(error)
         }
         try checkIdentifiers(transaction)
         return transaction
+    }
+
+    /// `app_account_token`, when given: a UUID (the app's own id for its user, as StoreKit's `appAccountToken`),
+    /// kept in lower case.
+    static func appAccountToken(_ reader: JSONObjectReader) throws(JSONFieldError) -> String? {
+        guard let text = try reader.string("app_account_token") else { return nil }
+        guard text.count == 36, DeviceIdentifier(text)?.bytes.count == 16 else {
+            throw reader.error("app_account_token", "must be a UUID such as 956328d9-cc6a-47f4-be40-6953fb0ab6c7")
+        }
+        return text.lowercased()
     }
 
     /// Refuses a transaction with an empty identifier (customer, bundle, product, transaction) or one longer than

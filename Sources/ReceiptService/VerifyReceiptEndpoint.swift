@@ -142,7 +142,7 @@ extension ReceiptService {
     ) {
         purchase.addVerifyReceiptJSON(to: &entry, pacificTime: pacificTime)
         if let product = catalog?.product(purchase.productID), product.type == .autoRenewable {
-            entry.add("subscription_group_identifier", string: product.group)
+            entry.add("subscription_group_identifier", string: product.appleGroupIdentifier)
         }
     }
 

@@ -49,6 +49,9 @@ struct OpenAPITests {
                     security == .array([.object(JSONObject()), .object(JSONObject(["bearerAuth": .array([])]))]),
                     "\(route.template)")
             case .open: #expect(security == nil, "\(route.template)")
+            case .storeAPI:
+                #expect(
+                    security == .array([.object(JSONObject(["appStoreServerAPI": .array([])]))]), "\(route.template)")
             }
         }
     }
