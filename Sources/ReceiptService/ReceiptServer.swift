@@ -62,21 +62,24 @@ public final class ReceiptServer: Sendable {
             handler: { request in service.handle(request) })
     }
 
-    /// Starts listening.
+    /// Starts listening, and sending the outbox's notifications when the configuration has receivers.
     public func start() throws(ReceiptServerError) {
         do {
             try http.start()
         } catch {
             throw ReceiptServerError(code: .listen, message: "\(error)")
         }
+        service.notificationSender?.start()
     }
 
     /// The port listened on (the one chosen when the configuration asked for 0).
     public var port: UInt16 { http.port }
 
-    /// Stops accepting connections, lets requests in flight finish, then closes the ledger. Idempotent.
+    /// Stops accepting connections, lets requests in flight and deliveries in progress finish, then closes the
+    /// ledger. Idempotent.
     public func stop() {
         http.stop()
+        service.notificationSender?.stop()
         ledger.close()
     }
 }

@@ -20,6 +20,9 @@ public final class ReceiptService: Sendable {
     let signedData: JWSVerifier?
     /// Checks the tokens of Apple's server API paths, when `store_api` is configured.
     let apiTokens: APITokenVerifier?
+    /// Delivers the outbox, when `store_api` has an app with notification URLs; ``ReceiptServer`` starts and
+    /// stops it.
+    let notificationSender: NotificationSender?
     let metrics: ServiceMetrics
     /// Receipts signed for `latest_receipt` and restores, by the content they cover.
     let signedReceipts = SignedReceiptCache()
@@ -65,6 +68,12 @@ public final class ReceiptService: Sendable {
         }
         apiTokens = configuration.storeAPI.map { api in
             APITokenVerifier(keys: api.keys, bundleIDs: Set(api.apps.map(\.bundleID)))
+        }
+        notificationSender = configuration.storeAPI.flatMap { api in
+            guard api.apps.contains(where: { !$0.notificationURLs.isEmpty }) else { return nil }
+            return NotificationSender(
+                ledger: ledger, retrySeconds: api.notificationRetrySeconds, clock: clock,
+                log: { message in log(Self.eventLine(clock(), "notification_delivery", message)) })
         }
         tokenDigests = configuration.tokens.map { DigestAlgorithm.sha256.hash(Array($0.utf8)[...]) }
         self.log = log
@@ -126,6 +135,17 @@ public final class ReceiptService: Sendable {
             throw ServiceError(
                 status: 401, code: "unauthorized", message: "the bearer token is not valid", headers: challenge)
         }
+    }
+
+    /// A log line for something that is not a request: `{"time", "event", "message"}`.
+    static func eventLine(_ time: ReceiptDate, _ event: String, _ message: String) -> String {
+        var line: [UInt8] = []
+        JSONObjectWriter.write(to: &line) { line in
+            line.add("time", string: time.rfc3339)
+            line.add("event", string: event)
+            line.add("message", string: message)
+        }
+        return String(decoding: line, as: UTF8.self)
     }
 
     private static func monotonicSeconds() -> Double {

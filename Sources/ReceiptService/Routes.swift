@@ -103,6 +103,19 @@ extension ReceiptService {
                 request, bundleID: parameters[tokenBundleParameter] ?? "",
                 transactionID: parameters["transactionId"] ?? "")
         },
+        Route("POST", "/inApps/v1/notifications/test", .storeAPI, waits: true) {
+            (service, _, parameters) throws(ServiceError) in
+            try service.requestTestNotification(bundleID: parameters[tokenBundleParameter] ?? "")
+        },
+        Route("GET", "/inApps/v1/notifications/test/{testNotificationToken}", .storeAPI) {
+            (service, _, parameters) throws(ServiceError) in
+            try service.testNotificationStatus(
+                bundleID: parameters[tokenBundleParameter] ?? "", token: parameters["testNotificationToken"] ?? "")
+        },
+        Route("POST", "/inApps/v1/notifications/history", .storeAPI) {
+            (service, request, parameters) throws(ServiceError) in
+            try service.notificationHistory(request, bundleID: parameters[tokenBundleParameter] ?? "")
+        },
         Route("GET", "/healthz", .open) { (service, _, _) throws(ServiceError) in try service.health() },
         Route("GET", "/metrics", .open) { (service, _, _) throws(ServiceError) in service.metricsText() },
         Route("GET", "/openapi.json", .open) { (_, _, _) throws(ServiceError) in

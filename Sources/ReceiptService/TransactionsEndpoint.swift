@@ -9,7 +9,8 @@ import StrictJSON
 /// A transaction is `customer_id`, `bundle_id` and the purchase in verifyReceipt's vocabulary (`product_id`,
 /// `transaction_id`, `purchase_date` required; dates as RFC 3339 or `_ms`). Recording is idempotent on
 /// `transaction_id`: the same body again answers 200 with the stored record, a different one 409 naming the
-/// fields that differ. `original_transaction_id` and `original_purchase_date` default to the transaction's own, as
+/// fields that differ. For an app of `store_api` with notification URLs, a new transaction or refund also queues
+/// its Server Notification in the same commit (see `OutgoingNotifications.swift`). `original_transaction_id` and `original_purchase_date` default to the transaction's own, as
 /// in Apple's receipts. Every identifier (customer, bundle, product, transaction, original transaction,
 /// promotional offer) is at most 255 bytes, as Apple's are. A refund is `{"cancellation_date": …}` for a recorded
 /// transaction.
@@ -19,7 +20,13 @@ extension ReceiptService {
         let body = try request.jsonBody()
         if body["signed_transaction"] != nil { return try recordSignedTransaction(body) }
         let transaction = try Self.transaction(from: body)
-        return try Self.answer(ledgerOperation { () throws(LedgerError) in try ledger.record(transaction) })
+        let announced = try outgoingNotifications(recording: transaction)
+        guard !announced.isEmpty else {
+            return try Self.answer(ledgerOperation { () throws(LedgerError) in try ledger.record(transaction) })
+        }
+        let response = try answer(applying: [.record(transaction), .queue(announced)])
+        notificationSender?.wake()
+        return response
     }
 
     /// `{"customer_id", "signed_transaction": JWS}`: a StoreKit 2 transaction (`jwsRepresentation`) verified
@@ -73,7 +80,7 @@ extension ReceiptService {
             case .expiryExtended(let extended, _):
                 created = true
                 last = extended
-            case .renewal, .refused: continue
+            case .renewal, .queued, .refused: continue
             }
             if let last { transactions[last.purchase.transactionID] = last }
         }
@@ -90,10 +97,19 @@ extension ReceiptService {
         } catch {
             throw .invalidBody(error)
         }
-        return try Self.answer(
-            ledgerOperation { () throws(LedgerError) in
-                try ledger.recordCancellation(transactionID: transactionID, at: date)
-            })
+        let stored = try ledgerOperation { () throws(LedgerError) in try ledger.transaction(id: transactionID) }
+        let announced = try stored.map { (stored) throws(ServiceError) in
+            try outgoingNotifications(refunding: stored, at: date)
+        }
+        guard let announced, !announced.isEmpty else {
+            return try Self.answer(
+                ledgerOperation { () throws(LedgerError) in
+                    try ledger.recordCancellation(transactionID: transactionID, at: date)
+                })
+        }
+        let response = try answer(applying: [.cancel(transactionID: transactionID, at: date), .queue(announced)])
+        notificationSender?.wake()
+        return response
     }
 
     /// Runs a ledger operation, turning its errors into responses: 409 for conflicts (with the fields), 404 for
