@@ -10,12 +10,15 @@ public struct LedgerTransaction: Hashable, Sendable {
     /// The purchase. Its `cancellationDate` is set only by ``TransactionLedger/recordCancellation(transactionID:at:)``;
     /// its `unknownAttributes` are never stored.
     public var purchase: InAppPurchase
+    /// `appAccountToken`: the app's own UUID for its user, lower-case, when the purchase carried one.
+    public var appAccountToken: String?
 
     /// A transaction of `customerID` in the app `bundleID`.
-    public init(customerID: String, bundleID: String, purchase: InAppPurchase) {
+    public init(customerID: String, bundleID: String, purchase: InAppPurchase, appAccountToken: String? = nil) {
         self.customerID = customerID
         self.bundleID = bundleID
         self.purchase = purchase
+        self.appAccountToken = appAccountToken
     }
 }
 
@@ -143,6 +146,28 @@ public protocol TransactionLedger: Sendable {
     /// ``LedgerNotificationPage/next`` of the page before; nil for the first page).
     func notifications(bundleID: String, since: ReceiptDate?, before: Int64?, limit: Int) throws(LedgerError)
         -> LedgerNotificationPage
+
+    /// Takes at most `limit` outgoing notifications due at `now` (``LedgerOutgoingNotification/nextAttemptDate`` at
+    /// or before it), earliest due first, and in the same commit moves their next attempt to `leaseUntil`: no other
+    /// thread or instance takes them before then, and if the taker dies before recording an attempt they are due
+    /// again then.
+    func claimDueNotifications(at now: ReceiptDate, leaseUntil: ReceiptDate, limit: Int) throws(LedgerError)
+        -> [LedgerOutgoingNotification]
+
+    /// Appends `attempt` to the outgoing notification `notificationUUID` for `url` and sets its next attempt
+    /// (nil: delivered, or no retry left), durably: the notification as stored now. An unknown one throws
+    /// ``LedgerError/Code/notFound``.
+    func recordDeliveryAttempt(
+        notificationUUID: String, url: String, attempt: LedgerDeliveryAttempt, nextAttemptDate: ReceiptDate?
+    ) throws(LedgerError) -> LedgerOutgoingNotification
+
+    /// The outgoing `TEST` notifications queued under `testToken` (one per URL), in URL order; empty when none is.
+    func outgoingNotifications(testToken: String) throws(LedgerError) -> [LedgerOutgoingNotification]
+
+    /// At most `limit` outgoing notifications that `filter` selects, oldest signed first (then in the order queued),
+    /// after the cursor `after` (``LedgerOutgoingPage/next`` of the page before; nil for the first page).
+    func outgoingNotifications(_ filter: LedgerOutgoingFilter, after: Int64?, limit: Int) throws(LedgerError)
+        -> LedgerOutgoingPage
 
     /// How many transactions are stored, kept as they are written (never by scanning them all).
     func count() throws(LedgerError) -> Int
