@@ -439,6 +439,11 @@ extension PostgreSQLLedger {
                 "CREATE INDEX notifications_by_app ON notifications (bundle_id, sequence)",
                 "CREATE INDEX transactions_by_original ON transactions (original_transaction_id)",
             ]),
+        Migration(
+            summary: "keep each transaction's appAccountToken",
+            statements: [
+                #"ALTER TABLE transactions ADD COLUMN app_account_token text COLLATE "C""#
+            ]),
     ]
 
     /// The key of the advisory lock migrations hold: "openrece" in ASCII.

@@ -469,6 +469,11 @@ extension SQLiteLedger {
                 "CREATE INDEX notifications_by_app ON notifications (bundle_id, sequence)",
                 "CREATE INDEX transactions_by_original ON transactions (original_transaction_id)",
             ]),
+        Migration(
+            summary: "keep each transaction's appAccountToken",
+            statements: [
+                "ALTER TABLE transactions ADD COLUMN app_account_token TEXT"
+            ]),
     ]
 
     /// How long a statement waits for another connection's lock on the file before failing with "database is

@@ -14,7 +14,8 @@ struct LedgerCommandTests {
         runner = try CLIRunner()
     }
 
-    /// A transaction of customer `id % 3`, every optional field set, dates with milliseconds and one before 1970.
+    /// A transaction of customer `id % 3`, every optional field set, dates with milliseconds and one before 1970;
+    /// those with an even `id` carry an appAccountToken.
     static func transaction(_ id: Int) -> LedgerTransaction {
         LedgerTransaction(
             customerID: "customer-\(id % 3)", bundleID: "com.example.app",
@@ -23,7 +24,8 @@ struct LedgerCommandTests {
                 purchaseDate: ReceiptDate(millisecondsSince1970: 1_717_588_800_123 + Int64(id)), quantity: 1,
                 originalTransactionID: "\(2_000_000_000_000_000 + id)",
                 originalPurchaseDate: ReceiptDate(millisecondsSince1970: -86_400_001), productType: 3,
-                webOrderLineItemID: 9_007_199_254_740_993, isTrialPeriod: id % 2 == 0, promotionalOfferID: "offer-ü"))
+                webOrderLineItemID: 9_007_199_254_740_993, isTrialPeriod: id % 2 == 0, promotionalOfferID: "offer-ü"),
+            appAccountToken: id % 2 == 0 ? "00000000-0000-4000-8000-\(String(100_000_000_000 + id))" : nil)
     }
 
     /// A SQLite ledger in the runner's directory holding 1 200 transactions (more than a page), 30 of them refunded.
