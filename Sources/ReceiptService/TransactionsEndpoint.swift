@@ -73,7 +73,7 @@ extension ReceiptService {
             case .expiryExtended(let extended, _):
                 created = true
                 last = extended
-            case .renewal, .refused: continue
+            case .renewal, .queued, .refused: continue
             }
             if let last { transactions[last.purchase.transactionID] = last }
         }
