@@ -196,8 +196,9 @@ extension TransactionLedger {
 }
 
 /// What `receipt ledger copy` and `receipt ledger check` need of a store besides the ledger's operations: every
-/// transaction, renewal info and notification in a fixed order, a way to copy notifications as they are stored,
-/// the schema version stored and a check of the whole store. These read every row:
+/// transaction, renewal info, notification and outgoing notification in a fixed order, a way to copy notifications
+/// and outgoing notifications as they are stored, the schema version stored and a check of the whole store. These
+/// read every row:
 /// they are for maintenance, not for requests.
 public protocol LedgerStore: TransactionLedger {
     /// At most `limit` stored transactions (with their cancellation dates) whose ids come after `transactionID`
@@ -218,6 +219,18 @@ public protocol LedgerStore: TransactionLedger {
     /// first keep their order. For copying a ledger; the service stores notifications through
     /// ``TransactionLedger/apply(_:notification:)``.
     func copyNotification(_ notification: LedgerNotification) throws(LedgerError) -> Bool
+
+    /// At most `limit` stored outgoing notifications (with their attempts) whose sequence numbers come after
+    /// `sequence` (all, when nil), oldest queued first, each with its sequence number: pages through the whole
+    /// outbox.
+    func outgoingNotifications(afterSequence sequence: Int64?, limit: Int) throws(LedgerError)
+        -> [(sequence: Int64, notification: LedgerOutgoingNotification)]
+
+    /// Stores `notification` exactly as given, its attempts and next attempt included, unless one with its
+    /// `notificationUUID` is stored for its URL: true when it was stored now. It gets the next sequence number, so
+    /// outgoing notifications copied oldest first keep their order. For copying a ledger; the service queues them
+    /// through ``TransactionLedger/apply(_:notification:)``.
+    func copyOutgoingNotification(_ notification: LedgerOutgoingNotification) throws(LedgerError) -> Bool
 
     /// The schema version the store has.
     func storedSchemaVersion() throws(LedgerError) -> Int

@@ -158,7 +158,9 @@ enum SchemaRewind {
     }
 
     /// What undoes the migrations of the transactions' appAccountToken and of the outbox.
-    private static let outbox = ["ALTER TABLE transactions DROP COLUMN app_account_token"]
+    private static let outbox = [
+        "DROP TABLE outgoing_notifications", "ALTER TABLE transactions DROP COLUMN app_account_token",
+    ]
 
     /// What undoes the migration of renewal info and notifications.
     private static let customerState = [

@@ -43,8 +43,7 @@ struct RecordingTests {
     }
 
     @Test(
-        "a ledger of the previous schema migrates: its transactions read back without an appAccountToken, new ones "
-            + "keep theirs",
+        "a ledger of the previous schema migrates: its rows read back without appAccountToken, new ones keep theirs",
         arguments: StoreKind.allCases)
     func appAccountTokenMigration(_ kind: StoreKind) throws {
         let store = try TestStore(kind)
