@@ -137,6 +137,47 @@ struct LedgerCommandTests {
         #expect(digest(sourceCheck.output) == digest(check.output))
     }
 
+    @Test("copy carries the outbox, attempts and next attempts included, ends equal, and a second run adds nothing")
+    func copyCarriesOutbox() throws {
+        let source = runner.path("outbox.sqlite")
+        let ledger = try SQLiteLedger(path: source)
+        let queued = (0..<3).map { index in
+            LedgerOutgoingNotification(
+                notificationUUID: "00000000-0000-4000-8000-00000000010\(index)", url: "http://localhost:8080/apple",
+                bundleID: "com.example.app", notificationType: index == 0 ? "TEST" : "ONE_TIME_CHARGE",
+                transactionID: index == 0 ? nil : Self.transaction(index).purchase.transactionID,
+                testToken: index == 0 ? "token-0" : nil,
+                signedDate: ReceiptDate(millisecondsSince1970: 1_718_000_000_000 + Int64(index)),
+                signedPayload: "eyJ.outgoing-\(index).sig")
+        }
+        _ = try ledger.apply([.queue(queued)])
+        _ = try ledger.recordDeliveryAttempt(
+            notificationUUID: queued[1].notificationUUID, url: queued[1].url,
+            attempt: LedgerDeliveryAttempt(
+                date: ReceiptDate(millisecondsSince1970: 1_718_000_000_500), result: .unsuccessfulHTTPResponseCode,
+                httpStatus: 500), nextAttemptDate: ReceiptDate(millisecondsSince1970: 1_718_000_060_000))
+        let stored = try ledger.outgoingNotifications(afterSequence: nil, limit: 10).map(\.notification)
+        ledger.close()
+        let target = try PostgreSQLTestServer.shared().createDatabase()
+        let first = try runner.run(["ledger", "copy", source, target])
+        #expect(first.status == 0, "\(first.standardError)")
+        #expect(first.output.contains("copied 3 outgoing notifications (3 new, 0 already there)"), "\(first.output)")
+        let second = try runner.run(["ledger", "copy", source, target])
+        #expect(second.status == 0, "\(second.standardError)")
+        #expect(second.output.contains("copied 3 outgoing notifications (0 new, 3 already there)"))
+
+        let copied = try PostgreSQLLedger(uri: target, connections: 1)
+        defer { copied.close() }
+        #expect(try copied.outgoingNotifications(afterSequence: nil, limit: 10).map(\.notification) == stored)
+        let check = try runner.run(["ledger", "check", target])
+        #expect(check.status == 0, "\(check.standardError)")
+        #expect(check.output.contains("outgoing notifications: 3\n"))
+        let digest = { (output: String) in output.split(separator: "\n").first { $0.hasPrefix("digest:") } }
+        let sourceCheck = try runner.run(["ledger", "check", source])
+        #expect(digest(sourceCheck.output) != nil)
+        #expect(digest(sourceCheck.output) == digest(check.output))
+    }
+
     @Test("copy back from PostgreSQL to a new SQLite file ends with the same digest")
     func copyBackToSQLite() throws {
         let source = try sourceLedger()
