@@ -105,6 +105,12 @@ public enum LedgerChange: Hashable, Sendable {
     /// otherwise the same, the stored expiry moves to its own. A later stored expiry stays, so extensions delivered
     /// out of order or twice end at the latest one.
     case extend(LedgerTransaction)
+    /// Puts outgoing notifications in the outbox (``LedgerOutgoingNotification``), unless the change just before it
+    /// in the same commit stored nothing new (its outcome was ``LedgerRecordOutcome/alreadyRecorded(_:)`` or renewal
+    /// info not replaced): so a purchase posted twice is announced once. As the first change (a `TEST`
+    /// notification) it is always queued. A `notificationUUID` already queued for the same URL is refused as a
+    /// conflict.
+    case queue([LedgerOutgoingNotification])
 }
 
 /// What applying one ``LedgerChange`` did.
@@ -121,6 +127,9 @@ public enum LedgerChangeOutcome: Hashable, Sendable {
     /// Renewal info: `replaced` when it became the stored one, false when the stored one was signed as late or
     /// later (it is then the renewal info returned).
     case renewal(LedgerRenewalInfo, replaced: Bool)
+    /// Outgoing notifications put in the outbox (``LedgerChange/queue(_:)``): those queued, none when the change
+    /// before stored nothing new.
+    case queued([LedgerOutgoingNotification])
     /// Refused (a conflict, an unknown transaction): nothing of this change was stored. Only notifications keep
     /// going past a refusal; see ``TransactionLedger/apply(_:notification:)``.
     case refused(LedgerError)
@@ -149,6 +158,9 @@ public enum LedgerChangeOutcome: Hashable, Sendable {
         case .renewal(let info, replaced: true): return "kept renewal info of \(info.originalTransactionID)"
         case .renewal(let info, replaced: false):
             return "renewal info of \(info.originalTransactionID) not replaced: one signed as late or later is stored"
+        case .queued(let queued):
+            guard let first = queued.first else { return "queued no notification: the change before stored nothing new" }
+            return "queued notification \(first.notificationUUID) \(first.notificationType) for \(queued.count) URL(s)"
         case .refused(let error): return "refused: \(error)"
         }
     }

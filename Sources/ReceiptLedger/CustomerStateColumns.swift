@@ -8,6 +8,12 @@ protocol StoredColumn: CaseIterable, RawRepresentable where RawValue == Int32, A
     var name: String { get }
     /// Whether the column holds a flag (0 or 1).
     var isFlag: Bool { get }
+
+    /// What one row of the table is.
+    associatedtype Row
+    /// The row whose columns `text` and `integer` read (nil for NULL); `purpose` begins the error a malformed row
+    /// throws.
+    static func decode(purpose: String, text: (Self) -> String?, integer: (Self) -> Int64?) throws(LedgerError) -> Row
 }
 
 extension StoredColumn {
@@ -17,6 +23,17 @@ extension StoredColumn {
     /// A parameter for every column, in table order, numbered from 1.
     static func parameters(_ style: ParameterStyle) -> String {
         allCases.map { style.parameter(Int($0.rawValue) + 1) }.joined(separator: ", ")
+    }
+
+    /// Inserts into `table` the row bound in column order unless one with the same `key` (its columns,
+    /// comma-separated) is stored; returns the row's `sequence` when it was inserted.
+    static func insertUnlessStored(into table: String, key: String, _ style: ParameterStyle) -> String {
+        "INSERT INTO \(table) (\(list)) VALUES (\(parameters(style))) ON CONFLICT (\(key)) DO NOTHING RETURNING sequence"
+    }
+
+    /// Selects every column and then the `sequence` of the rows of `table` matching `clause`.
+    static func selectWithSequence(from table: String, where clause: String) -> String {
+        "SELECT \(list), sequence FROM \(table) WHERE \(clause)"
     }
 }
 
@@ -209,13 +226,12 @@ enum CustomerStateSQL {
 
     /// Stores the notification bound in column order unless its UUID is stored; returns its sequence when stored.
     static func insertNotification(_ style: ParameterStyle) -> String {
-        "INSERT INTO notifications (\(NotificationColumn.list)) VALUES (\(NotificationColumn.parameters(style))) "
-            + "ON CONFLICT (notification_uuid) DO NOTHING RETURNING sequence"
+        NotificationColumn.insertUnlessStored(into: "notifications", key: "notification_uuid", style)
     }
 
     /// Selects the notification columns and then the sequence of the rows matching `clause`.
     static func selectNotifications(where clause: String) -> String {
-        "SELECT \(NotificationColumn.list), sequence FROM notifications WHERE \(clause)"
+        NotificationColumn.selectWithSequence(from: "notifications", where: clause)
     }
 
     /// Sets the effects (parameter 1) of the notification with the UUID of parameter 2.
@@ -264,9 +280,15 @@ enum CustomerStateSQL {
     static func page(_ rows: [(sequence: Int64, notification: LedgerNotification)], limit: Int)
         -> LedgerNotificationPage
     {
+        let (kept, next) = pageOf(rows, limit: limit)
+        return LedgerNotificationPage(notifications: kept, next: next)
+    }
+
+    /// The first `limit` of `rows` (in the order listed, with their sequences; one more than `limit` when there is
+    /// a next page), and the cursor of the next page: the sequence of the last row kept, nil when none is left.
+    static func pageOf<Row>(_ rows: [(sequence: Int64, notification: Row)], limit: Int) -> ([Row], next: Int64?) {
         let kept = Array(rows.prefix(max(limit, 0)))
-        return LedgerNotificationPage(
-            notifications: kept.map(\.notification), next: rows.count > kept.count ? kept.last?.sequence : nil)
+        return (kept.map(\.notification), rows.count > kept.count ? kept.last?.sequence : nil)
     }
 }
 

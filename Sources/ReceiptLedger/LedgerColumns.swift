@@ -19,6 +19,7 @@ enum LedgerColumn: Int32, StoredColumn {
     case isTrialPeriod
     case isInIntroOfferPeriod
     case promotionalOfferID
+    case appAccountToken
 
     /// The SQL column.
     var name: String {
@@ -38,6 +39,7 @@ enum LedgerColumn: Int32, StoredColumn {
         case .isTrialPeriod: "is_trial_period"
         case .isInIntroOfferPeriod: "is_in_intro_offer_period"
         case .promotionalOfferID: "promotional_offer_id"
+        case .appAccountToken: "app_account_token"
         }
     }
 
@@ -70,6 +72,7 @@ enum LedgerColumn: Int32, StoredColumn {
         case .isTrialPeriod: LedgerValue(purchase.isTrialPeriod.map { $0 ? 1 : 0 })
         case .isInIntroOfferPeriod: LedgerValue(purchase.isInIntroOfferPeriod.map { $0 ? 1 : 0 })
         case .promotionalOfferID: LedgerValue(purchase.promotionalOfferID)
+        case .appAccountToken: LedgerValue(transaction.appAccountToken)
         }
     }
 
@@ -192,7 +195,7 @@ enum LedgerColumn: Int32, StoredColumn {
             promotionalOfferID: text(.promotionalOfferID))
         return try LedgerTransaction(
             customerID: required(text(.customerID), .customerID), bundleID: required(text(.bundleID), .bundleID),
-            purchase: purchase)
+            purchase: purchase, appAccountToken: text(.appAccountToken))
     }
 }
 

@@ -36,6 +36,26 @@ protocol LedgerWriter {
 
     /// Sets the effects of the stored notification `notificationUUID`.
     func setEffects(_ effects: [String], notificationUUID: String) throws(LedgerError)
+
+    /// Stores the outgoing notification as given unless its UUID is stored for its URL; true when it was stored
+    /// now.
+    func insert(_ outgoing: LedgerOutgoingNotification) throws(LedgerError) -> Bool
+
+    /// Removes the outgoing notification `notificationUUID` for `url`.
+    func deleteOutgoingNotification(notificationUUID: String, url: String) throws(LedgerError)
+
+    /// The stored outgoing notification `notificationUUID` for `url`, locked until the database transaction ends
+    /// where the store locks rows.
+    func lockedOutgoingNotification(notificationUUID: String, url: String) throws(LedgerError)
+        -> LedgerOutgoingNotification?
+
+    /// At most `limit` stored outgoing notifications due at `now`, earliest due first, then in the order queued:
+    /// where the store locks rows, locked until the database transaction ends, leaving out those another
+    /// transaction holds locked.
+    func lockedDueNotifications(at now: ReceiptDate, limit: Int) throws(LedgerError) -> [LedgerOutgoingNotification]
+
+    /// Stores the next attempt and the attempts of `outgoing` in its row.
+    func updateDelivery(of outgoing: LedgerOutgoingNotification) throws(LedgerError)
 }
 
 extension LedgerWriter {
@@ -131,8 +151,58 @@ extension LedgerWriter {
         return .renewal(stored, replaced: false)
     }
 
-    /// What `change` did once made.
-    func make(_ change: LedgerChange) throws(LedgerError) -> LedgerChangeOutcome {
+    /// ``LedgerChange/queue(_:)`` after the change whose outcome was `previous` (nil when it comes first): every
+    /// one of `notifications` stored, or, when `previous` stored nothing new, none. One already stored for its URL
+    /// is a conflict, and then the others stored by this change are removed again, so that it stores nothing even
+    /// when the commit goes on.
+    func queue(
+        _ notifications: [LedgerOutgoingNotification], after previous: LedgerChangeOutcome?
+    ) throws(LedgerError) -> LedgerChangeOutcome {
+        if let previous, !previous.storedSomethingNew { return .queued([]) }
+        var queued: [LedgerOutgoingNotification] = []
+        for outgoing in notifications {
+            guard try insert(outgoing) else {
+                for stored in queued {
+                    try deleteOutgoingNotification(notificationUUID: stored.notificationUUID, url: stored.url)
+                }
+                throw LedgerError(
+                    .conflict, "notification \(outgoing.notificationUUID) is already queued for \(outgoing.url)",
+                    publicDetail: "a notification with this UUID is already queued for this URL")
+            }
+            queued.append(outgoing)
+        }
+        return .queued(queued)
+    }
+
+    /// ``TransactionLedger/claimDueNotifications(at:leaseUntil:limit:)``.
+    func claimDueNotifications(
+        at now: ReceiptDate, leaseUntil: ReceiptDate, limit: Int
+    ) throws(LedgerError) -> [LedgerOutgoingNotification] {
+        var claimed = try lockedDueNotifications(at: now, limit: limit)
+        for index in claimed.indices {
+            claimed[index].nextAttemptDate = leaseUntil
+            try updateDelivery(of: claimed[index])
+        }
+        return claimed
+    }
+
+    /// ``TransactionLedger/recordDeliveryAttempt(notificationUUID:url:attempt:nextAttemptDate:)``.
+    func recordDeliveryAttempt(
+        notificationUUID: String, url: String, attempt: LedgerDeliveryAttempt, nextAttemptDate: ReceiptDate?
+    ) throws(LedgerError) -> LedgerOutgoingNotification {
+        guard var outgoing = try lockedOutgoingNotification(notificationUUID: notificationUUID, url: url) else {
+            throw LedgerError(
+                .notFound, "no notification \(notificationUUID) is queued for \(url)",
+                publicDetail: "no such outgoing notification is queued")
+        }
+        outgoing.attempts.append(attempt)
+        outgoing.nextAttemptDate = nextAttemptDate
+        try updateDelivery(of: outgoing)
+        return outgoing
+    }
+
+    /// What `change` did once made, after the change whose outcome was `previous` (nil when it comes first).
+    func make(_ change: LedgerChange, after previous: LedgerChangeOutcome?) throws(LedgerError) -> LedgerChangeOutcome {
         switch change {
         case .record(let transaction): .recorded(try record(transaction))
         case .cancel(let transactionID, let date):
@@ -141,6 +211,7 @@ extension LedgerWriter {
             .cancellationWithdrawn(try withdrawCancellation(transactionID: transactionID))
         case .renewal(let info): try recordRenewalInfo(info)
         case .extend(let transaction): try extend(transaction)
+        case .queue(let notifications): try queue(notifications, after: previous)
         }
     }
 
@@ -149,7 +220,7 @@ extension LedgerWriter {
     func apply(_ changes: [LedgerChange], notification: LedgerNotification?) throws(LedgerError) -> LedgerApplication {
         guard var notification else {
             var outcomes: [LedgerChangeOutcome] = []
-            for change in changes { outcomes.append(try make(change)) }
+            for change in changes { outcomes.append(try make(change, after: outcomes.last)) }
             return .applied(outcomes)
         }
         notification.effects = []
@@ -163,7 +234,7 @@ extension LedgerWriter {
         var outcomes: [LedgerChangeOutcome] = []
         for change in changes {
             do throws(LedgerError) {
-                outcomes.append(try make(change))
+                outcomes.append(try make(change, after: outcomes.last))
             } catch {
                 guard error.code != .storage else { throw error }
                 outcomes.append(.refused(error))
@@ -171,5 +242,20 @@ extension LedgerWriter {
         }
         try setEffects(outcomes.map(\.summary), notificationUUID: notification.notificationUUID)
         return .applied(outcomes)
+    }
+}
+
+extension LedgerChangeOutcome {
+    /// Whether the change stored something new: what a ``LedgerChange/queue(_:)`` right after it needs to be
+    /// queued. A refusal stored nothing.
+    var storedSomethingNew: Bool {
+        switch self {
+        case .recorded(let outcome), .cancelled(let outcome), .cancellationWithdrawn(let outcome):
+            if case .created = outcome { true } else { false }
+        case .expiryExtended: true
+        case .renewal(_, let replaced): replaced
+        case .queued(let queued): !queued.isEmpty
+        case .refused: false
+        }
     }
 }

@@ -100,6 +100,39 @@ public final class PostgreSQLLedger: LedgerStore {
         }
     }
 
+    /// Takes due outgoing notifications as described by
+    /// ``TransactionLedger/claimDueNotifications(at:leaseUntil:limit:)``, in one transaction: the due rows are
+    /// locked with `FOR UPDATE SKIP LOCKED`, so a concurrent claim, in this process or another, passes over the rows
+    /// this one is taking instead of waiting for them, and finds them no longer due once it commits.
+    public func claimDueNotifications(
+        at now: ReceiptDate, leaseUntil: ReceiptDate, limit: Int
+    ) throws(LedgerError) -> [LedgerOutgoingNotification] {
+        try writing("claiming the outgoing notifications due at \(now.rfc3339)") { (writer) throws(LedgerError) in
+            try writer.claimDueNotifications(at: now, leaseUntil: leaseUntil, limit: limit)
+        }
+    }
+
+    /// Records an attempt as described by
+    /// ``TransactionLedger/recordDeliveryAttempt(notificationUUID:url:attempt:nextAttemptDate:)``, its row locked
+    /// (`SELECT … FOR UPDATE`) before it is read, so two attempts recorded at once both stay.
+    public func recordDeliveryAttempt(
+        notificationUUID: String, url: String, attempt: LedgerDeliveryAttempt, nextAttemptDate: ReceiptDate?
+    ) throws(LedgerError) -> LedgerOutgoingNotification {
+        try writing("recording an attempt to deliver notification \(notificationUUID) to \(url)") {
+            (writer) throws(LedgerError) in
+            try writer.recordDeliveryAttempt(
+                notificationUUID: notificationUUID, url: url, attempt: attempt, nextAttemptDate: nextAttemptDate)
+        }
+    }
+
+    /// Stores a copied outgoing notification as described by ``LedgerStore/copyOutgoingNotification(_:)``.
+    public func copyOutgoingNotification(_ notification: LedgerOutgoingNotification) throws(LedgerError) -> Bool {
+        try writing("copying notification \(notification.notificationUUID) for \(notification.url)") {
+            (writer) throws(LedgerError) in
+            try writer.insert(notification)
+        }
+    }
+
     /// Runs `body` in one transaction on a connection of the pool; `purpose` begins its errors.
     private func writing<Result>(
         _ purpose: String, _ body: (PostgreSQLWriter) throws(LedgerError) -> Result
@@ -187,6 +220,31 @@ public final class PostgreSQLLedger: LedgerStore {
         }
     }
 
+    /// The outgoing `TEST` notifications queued under `testToken`, by URL (the "C" collation: UTF-8 bytes).
+    public func outgoingNotifications(testToken: String) throws(LedgerError) -> [LedgerOutgoingNotification] {
+        try pool.withConnection { (connection) throws(LedgerError) in
+            try Self.fetchOutgoingNotifications(
+                connection, OutboxSQL.withTestToken(.postgreSQL), [testToken],
+                purpose: "reading the test notifications of token \(testToken)"
+            ).map(\.notification)
+        }
+    }
+
+    /// A page of the outgoing notifications `filter` selects, oldest signed first, then in the order queued (see
+    /// ``TransactionLedger/outgoingNotifications(_:after:limit:)``); the cursor is the sequence number of the page's
+    /// last notification.
+    public func outgoingNotifications(
+        _ filter: LedgerOutgoingFilter, after: Int64?, limit: Int
+    ) throws(LedgerError) -> LedgerOutgoingPage {
+        try pool.withConnection { (connection) throws(LedgerError) in
+            OutboxSQL.page(
+                try Self.fetchOutgoingNotifications(
+                    connection, OutboxSQL.history(.postgreSQL),
+                    OutboxSQL.historyParameters(filter, after: after, limit: limit).map(Self.parameter),
+                    purpose: "listing the outgoing notifications of \(filter.bundleID)"), limit: limit)
+        }
+    }
+
     /// How many transactions are stored: the sum of the 16 rows a trigger updates in the same transaction as each
     /// insert (one row per backend process modulo 16, so concurrent inserts seldom wait for each other's row), so
     /// reading it costs the same however large the ledger is.
@@ -252,6 +310,17 @@ public final class PostgreSQLLedger: LedgerStore {
         }
     }
 
+    /// At most `limit` outgoing notifications after the sequence number `sequence`, oldest queued first.
+    public func outgoingNotifications(
+        afterSequence sequence: Int64?, limit: Int
+    ) throws(LedgerError) -> [(sequence: Int64, notification: LedgerOutgoingNotification)] {
+        try pool.withConnection { (connection) throws(LedgerError) in
+            try Self.fetchOutgoingNotifications(
+                connection, OutboxSQL.afterSequence(.postgreSQL), ["\(sequence ?? Int64.min)", "\(max(limit, 0))"],
+                purpose: "listing outgoing notifications")
+        }
+    }
+
     /// The highest migration recorded in `ledger_migrations`.
     public func storedSchemaVersion() throws(LedgerError) -> Int {
         try pool.withConnection { (connection) throws(LedgerError) in try Self.storedSchemaVersion(connection) }
@@ -272,7 +341,7 @@ public final class PostgreSQLLedger: LedgerStore {
                 """
                 SELECT conrelid::regclass::text || '.' || conname FROM pg_constraint
                 WHERE conrelid IN ('transactions'::regclass, 'ledger_counts'::regclass, 'ledger_migrations'::regclass,
-                    'renewal_info'::regclass, 'notifications'::regclass)
+                    'renewal_info'::regclass, 'notifications'::regclass, 'outgoing_notifications'::regclass)
                     AND NOT convalidated ORDER BY 1
                 """, purpose: purpose)
             problems += invalid.rows.map { "constraint \($0.first.flatMap { $0 } ?? "?") is not validated" }
@@ -439,6 +508,42 @@ extension PostgreSQLLedger {
                 "CREATE INDEX notifications_by_app ON notifications (bundle_id, sequence)",
                 "CREATE INDEX transactions_by_original ON transactions (original_transaction_id)",
             ]),
+        Migration(
+            summary: "keep each transaction's appAccountToken, and an outbox of outgoing notifications",
+            statements: [
+                #"ALTER TABLE transactions ADD COLUMN app_account_token text COLLATE "C""#,
+                """
+                CREATE TABLE outgoing_notifications (
+                    sequence bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+                    notification_uuid text COLLATE "C" NOT NULL,
+                    url text COLLATE "C" NOT NULL,
+                    bundle_id text COLLATE "C" NOT NULL,
+                    notification_type text COLLATE "C" NOT NULL,
+                    subtype text COLLATE "C",
+                    transaction_id text COLLATE "C",
+                    original_transaction_id text COLLATE "C",
+                    test_token text COLLATE "C",
+                    signed_date_ms bigint NOT NULL,
+                    signed_payload text NOT NULL,
+                    next_attempt_ms bigint,
+                    attempts text NOT NULL,
+                    delivered boolean NOT NULL,
+                    UNIQUE (notification_uuid, url)
+                )
+                """,
+                """
+                CREATE INDEX outgoing_notifications_due ON outgoing_notifications (next_attempt_ms, sequence)
+                    WHERE next_attempt_ms IS NOT NULL
+                """,
+                """
+                CREATE INDEX outgoing_notifications_by_test_token ON outgoing_notifications (test_token, url)
+                    WHERE test_token IS NOT NULL
+                """,
+                """
+                CREATE INDEX outgoing_notifications_by_app
+                    ON outgoing_notifications (bundle_id, signed_date_ms, sequence)
+                """,
+            ]),
     ]
 
     /// The key of the advisory lock migrations hold: "openrece" in ASCII.
@@ -561,11 +666,28 @@ extension PostgreSQLLedger {
     fileprivate static func fetchNotifications(
         _ connection: PostgreSQLConnection, _ select: String, _ parameters: [String?], purpose: String
     ) throws(LedgerError) -> [(sequence: Int64, notification: LedgerNotification)] {
+        try fetchSequenced(NotificationColumn.self, connection, select, parameters, purpose: purpose)
+    }
+
+    /// The outgoing notifications and their sequence numbers `select` (one of ``OutboxSQL``'s selects) returns
+    /// with `parameters` bound.
+    fileprivate static func fetchOutgoingNotifications(
+        _ connection: PostgreSQLConnection, _ select: String, _ parameters: [String?], purpose: String
+    ) throws(LedgerError) -> [(sequence: Int64, notification: LedgerOutgoingNotification)] {
+        try fetchSequenced(OutboxColumn.self, connection, select, parameters, purpose: purpose)
+    }
+
+    /// The rows `select` (every column of `columns` in order, then a sequence) returns with `parameters` bound, each
+    /// with its sequence number.
+    private static func fetchSequenced<Columns: StoredColumn>(
+        _ columns: Columns.Type, _ connection: PostgreSQLConnection, _ select: String, _ parameters: [String?],
+        purpose: String
+    ) throws(LedgerError) -> [(sequence: Int64, notification: Columns.Row)] {
         try fetch(connection, select, parameters, purpose: purpose) {
-            (row, text, integer: (NotificationColumn) -> Int64?) throws(LedgerError) in
-            let notification = try NotificationColumn.decode(purpose: purpose, text: text, integer: integer)
-            let sequence = row[NotificationColumn.allCases.count].flatMap { Int64($0) }
-            return (try requiredColumn(sequence, "sequence", purpose: purpose), notification)
+            (row, text, integer: (Columns) -> Int64?) throws(LedgerError) in
+            let decoded = try Columns.decode(purpose: purpose, text: text, integer: integer)
+            let sequence = row[Columns.allCases.count].flatMap { Int64($0) }
+            return (try requiredColumn(sequence, "sequence", purpose: purpose), decoded)
         }
     }
 
@@ -671,5 +793,43 @@ private struct PostgreSQLWriter: LedgerWriter {
         try connection.execute(
             CustomerStateSQL.setEffects(.postgreSQL), [NotificationColumn.encode(effects: effects), notificationUUID],
             purpose: "storing the effects of notification \(notificationUUID)")
+    }
+
+    func insert(_ outgoing: LedgerOutgoingNotification) throws(LedgerError) -> Bool {
+        try connection.execute(
+            OutboxSQL.insert(.postgreSQL), parameters(OutboxColumn.allCases.map { $0.value(in: outgoing) }),
+            purpose: "queueing notification \(outgoing.notificationUUID) for \(outgoing.url)"
+        ).rows.count == 1
+    }
+
+    func deleteOutgoingNotification(notificationUUID: String, url: String) throws(LedgerError) {
+        try connection.execute(
+            OutboxSQL.delete(.postgreSQL), [notificationUUID, url],
+            purpose: "removing notification \(notificationUUID) for \(url) from the outbox")
+    }
+
+    func lockedOutgoingNotification(
+        notificationUUID: String, url: String
+    ) throws(LedgerError) -> LedgerOutgoingNotification? {
+        try PostgreSQLLedger.fetchOutgoingNotifications(
+            connection, OutboxSQL.selectOne(.postgreSQL) + " FOR UPDATE", [notificationUUID, url],
+            purpose: "reading notification \(notificationUUID) for \(url)"
+        ).first?.notification
+    }
+
+    func lockedDueNotifications(
+        at now: ReceiptDate, limit: Int
+    ) throws(LedgerError) -> [LedgerOutgoingNotification] {
+        try PostgreSQLLedger.fetchOutgoingNotifications(
+            connection, OutboxSQL.due(.postgreSQL) + " FOR UPDATE SKIP LOCKED",
+            ["\(now.millisecondsSince1970)", "\(max(limit, 0))"],
+            purpose: "reading the outgoing notifications due at \(now.rfc3339)"
+        ).map(\.notification)
+    }
+
+    func updateDelivery(of outgoing: LedgerOutgoingNotification) throws(LedgerError) {
+        try connection.execute(
+            OutboxSQL.updateDelivery(.postgreSQL), parameters(OutboxSQL.updateDeliveryParameters(outgoing)),
+            purpose: "storing the attempts of notification \(outgoing.notificationUUID) for \(outgoing.url)")
     }
 }

@@ -129,6 +129,38 @@ public final class SQLiteLedger: LedgerStore {
         }
     }
 
+    /// Takes due outgoing notifications as described by
+    /// ``TransactionLedger/claimDueNotifications(at:leaseUntil:limit:)``: one write of a group commit, whose
+    /// transaction holds the file's write lock from the first read, so no other claim, in this process or another,
+    /// finds them due before the lease ends.
+    public func claimDueNotifications(
+        at now: ReceiptDate, leaseUntil: ReceiptDate, limit: Int
+    ) throws(LedgerError) -> [LedgerOutgoingNotification] {
+        try writing("claiming the outgoing notifications due at \(now.rfc3339)") { (writer) throws(LedgerError) in
+            try writer.claimDueNotifications(at: now, leaseUntil: leaseUntil, limit: limit)
+        }
+    }
+
+    /// Records an attempt as described by
+    /// ``TransactionLedger/recordDeliveryAttempt(notificationUUID:url:attempt:nextAttemptDate:)``.
+    public func recordDeliveryAttempt(
+        notificationUUID: String, url: String, attempt: LedgerDeliveryAttempt, nextAttemptDate: ReceiptDate?
+    ) throws(LedgerError) -> LedgerOutgoingNotification {
+        try writing("recording an attempt to deliver notification \(notificationUUID) to \(url)") {
+            (writer) throws(LedgerError) in
+            try writer.recordDeliveryAttempt(
+                notificationUUID: notificationUUID, url: url, attempt: attempt, nextAttemptDate: nextAttemptDate)
+        }
+    }
+
+    /// Stores a copied outgoing notification as described by ``LedgerStore/copyOutgoingNotification(_:)``.
+    public func copyOutgoingNotification(_ notification: LedgerOutgoingNotification) throws(LedgerError) -> Bool {
+        try writing("copying notification \(notification.notificationUUID) for \(notification.url)") {
+            (writer) throws(LedgerError) in
+            try writer.insert(notification)
+        }
+    }
+
     /// The stored transaction with this id (compared byte for byte), or nil.
     public func transaction(id: String) throws(LedgerError) -> LedgerTransaction? {
         try withOpenDatabase { (database) throws(LedgerError) in try Self.fetchOne(database, id: id) }
@@ -206,6 +238,31 @@ public final class SQLiteLedger: LedgerStore {
         }
     }
 
+    /// The outgoing `TEST` notifications queued under `testToken`, by URL (compared byte for byte).
+    public func outgoingNotifications(testToken: String) throws(LedgerError) -> [LedgerOutgoingNotification] {
+        try withOpenDatabase { (database) throws(LedgerError) in
+            try Self.fetchOutgoingNotifications(
+                database, OutboxSQL.withTestToken(.sqlite), [.text(testToken)],
+                purpose: "reading the test notifications of token \(testToken)"
+            ).map(\.notification)
+        }
+    }
+
+    /// A page of the outgoing notifications `filter` selects, oldest signed first, then in the order queued (see
+    /// ``TransactionLedger/outgoingNotifications(_:after:limit:)``); the cursor is the sequence number of the page's
+    /// last notification.
+    public func outgoingNotifications(
+        _ filter: LedgerOutgoingFilter, after: Int64?, limit: Int
+    ) throws(LedgerError) -> LedgerOutgoingPage {
+        try withOpenDatabase { (database) throws(LedgerError) in
+            OutboxSQL.page(
+                try Self.fetchOutgoingNotifications(
+                    database, OutboxSQL.history(.sqlite),
+                    OutboxSQL.historyParameters(filter, after: after, limit: limit),
+                    purpose: "listing the outgoing notifications of \(filter.bundleID)"), limit: limit)
+        }
+    }
+
     /// How many transactions are stored: one row that a trigger keeps up to date in the same transaction as each
     /// insert, so reading it costs the same however large the ledger is.
     public func count() throws(LedgerError) -> Int {
@@ -262,6 +319,18 @@ public final class SQLiteLedger: LedgerStore {
             try Self.fetchNotifications(
                 database, CustomerStateSQL.selectNotifications(where: "sequence > ?1 ORDER BY sequence LIMIT ?2"),
                 [.integer(sequence ?? Int64.min), .integer(Int64(max(limit, 0)))], purpose: "listing notifications")
+        }
+    }
+
+    /// At most `limit` outgoing notifications after the sequence number `sequence`, oldest queued first.
+    public func outgoingNotifications(
+        afterSequence sequence: Int64?, limit: Int
+    ) throws(LedgerError) -> [(sequence: Int64, notification: LedgerOutgoingNotification)] {
+        try withOpenDatabase { (database) throws(LedgerError) in
+            try Self.fetchOutgoingNotifications(
+                database, OutboxSQL.afterSequence(.sqlite),
+                [.integer(sequence ?? Int64.min), .integer(Int64(max(limit, 0)))],
+                purpose: "listing outgoing notifications")
         }
     }
 
@@ -469,6 +538,42 @@ extension SQLiteLedger {
                 "CREATE INDEX notifications_by_app ON notifications (bundle_id, sequence)",
                 "CREATE INDEX transactions_by_original ON transactions (original_transaction_id)",
             ]),
+        Migration(
+            summary: "keep each transaction's appAccountToken, and an outbox of outgoing notifications",
+            statements: [
+                "ALTER TABLE transactions ADD COLUMN app_account_token TEXT",
+                """
+                CREATE TABLE outgoing_notifications (
+                    sequence INTEGER PRIMARY KEY AUTOINCREMENT,
+                    notification_uuid TEXT NOT NULL,
+                    url TEXT NOT NULL,
+                    bundle_id TEXT NOT NULL,
+                    notification_type TEXT NOT NULL,
+                    subtype TEXT,
+                    transaction_id TEXT,
+                    original_transaction_id TEXT,
+                    test_token TEXT,
+                    signed_date_ms INTEGER NOT NULL,
+                    signed_payload TEXT NOT NULL,
+                    next_attempt_ms INTEGER,
+                    attempts TEXT NOT NULL,
+                    delivered INTEGER NOT NULL CHECK (delivered IN (0, 1)),
+                    UNIQUE (notification_uuid, url)
+                ) STRICT
+                """,
+                """
+                CREATE INDEX outgoing_notifications_due ON outgoing_notifications (next_attempt_ms, sequence)
+                    WHERE next_attempt_ms IS NOT NULL
+                """,
+                """
+                CREATE INDEX outgoing_notifications_by_test_token ON outgoing_notifications (test_token, url)
+                    WHERE test_token IS NOT NULL
+                """,
+                """
+                CREATE INDEX outgoing_notifications_by_app
+                    ON outgoing_notifications (bundle_id, signed_date_ms, sequence)
+                """,
+            ]),
     ]
 
     /// How long a statement waits for another connection's lock on the file before failing with "database is
@@ -583,11 +688,28 @@ extension SQLiteLedger {
     fileprivate static func fetchNotifications(
         _ database: SQLiteDatabase, _ select: String, _ parameters: [SQLiteValue], purpose: String
     ) throws(LedgerError) -> [(sequence: Int64, notification: LedgerNotification)] {
-        let sequenceColumn = Int32(NotificationColumn.allCases.count)
+        try fetchSequenced(NotificationColumn.self, database, select, parameters, purpose: purpose)
+    }
+
+    /// The outgoing notifications and their sequence numbers `select` (one of ``OutboxSQL``'s selects) returns
+    /// with `parameters` bound.
+    fileprivate static func fetchOutgoingNotifications(
+        _ database: SQLiteDatabase, _ select: String, _ parameters: [SQLiteValue], purpose: String
+    ) throws(LedgerError) -> [(sequence: Int64, notification: LedgerOutgoingNotification)] {
+        try fetchSequenced(OutboxColumn.self, database, select, parameters, purpose: purpose)
+    }
+
+    /// The rows `select` (every column of `columns` in order, then a sequence) returns with `parameters` bound, each
+    /// with its sequence number.
+    private static func fetchSequenced<Columns: StoredColumn>(
+        _ columns: Columns.Type, _ database: SQLiteDatabase, _ select: String, _ parameters: [SQLiteValue],
+        purpose: String
+    ) throws(LedgerError) -> [(sequence: Int64, notification: Columns.Row)] {
+        let sequenceColumn = Int32(Columns.allCases.count)
         return try fetch(database, select, parameters, purpose: purpose) { (row) throws(LedgerError) in
-            let notification = try NotificationColumn.decode(
+            let decoded = try Columns.decode(
                 purpose: purpose, text: { row.text(at: $0.rawValue) }, integer: { row.int64(at: $0.rawValue) })
-            return (try requiredColumn(row.int64(at: sequenceColumn), "sequence", purpose: purpose), notification)
+            return (try requiredColumn(row.int64(at: sequenceColumn), "sequence", purpose: purpose), decoded)
         }
     }
 
@@ -683,5 +805,41 @@ private struct SQLiteWriter: LedgerWriter {
             CustomerStateSQL.setEffects(.sqlite),
             [.text(NotificationColumn.encode(effects: effects)), .text(notificationUUID)],
             purpose: "storing the effects of notification \(notificationUUID)")
+    }
+
+    func insert(_ outgoing: LedgerOutgoingNotification) throws(LedgerError) -> Bool {
+        try returnsRow(
+            OutboxSQL.insert(.sqlite), OutboxColumn.allCases.map { $0.value(in: outgoing) },
+            purpose: "queueing notification \(outgoing.notificationUUID) for \(outgoing.url)")
+    }
+
+    func deleteOutgoingNotification(notificationUUID: String, url: String) throws(LedgerError) {
+        _ = try returnsRow(
+            OutboxSQL.delete(.sqlite), [.text(notificationUUID), .text(url)],
+            purpose: "removing notification \(notificationUUID) for \(url) from the outbox")
+    }
+
+    func lockedOutgoingNotification(
+        notificationUUID: String, url: String
+    ) throws(LedgerError) -> LedgerOutgoingNotification? {
+        try SQLiteLedger.fetchOutgoingNotifications(
+            database, OutboxSQL.selectOne(.sqlite), [.text(notificationUUID), .text(url)],
+            purpose: "reading notification \(notificationUUID) for \(url)"
+        ).first?.notification
+    }
+
+    func lockedDueNotifications(
+        at now: ReceiptDate, limit: Int
+    ) throws(LedgerError) -> [LedgerOutgoingNotification] {
+        try SQLiteLedger.fetchOutgoingNotifications(
+            database, OutboxSQL.due(.sqlite), [.integer(now.millisecondsSince1970), .integer(Int64(max(limit, 0)))],
+            purpose: "reading the outgoing notifications due at \(now.rfc3339)"
+        ).map(\.notification)
+    }
+
+    func updateDelivery(of outgoing: LedgerOutgoingNotification) throws(LedgerError) {
+        _ = try returnsRow(
+            OutboxSQL.updateDelivery(.sqlite), OutboxSQL.updateDeliveryParameters(outgoing),
+            purpose: "storing the attempts of notification \(outgoing.notificationUUID) for \(outgoing.url)")
     }
 }

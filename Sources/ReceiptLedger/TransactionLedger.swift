@@ -147,6 +147,28 @@ public protocol TransactionLedger: Sendable {
     func notifications(bundleID: String, since: ReceiptDate?, before: Int64?, limit: Int) throws(LedgerError)
         -> LedgerNotificationPage
 
+    /// Takes at most `limit` outgoing notifications due at `now` (``LedgerOutgoingNotification/nextAttemptDate`` at
+    /// or before it), earliest due first, and in the same commit moves their next attempt to `leaseUntil`: no other
+    /// thread or instance takes them before then, and if the taker dies before recording an attempt they are due
+    /// again then.
+    func claimDueNotifications(at now: ReceiptDate, leaseUntil: ReceiptDate, limit: Int) throws(LedgerError)
+        -> [LedgerOutgoingNotification]
+
+    /// Appends `attempt` to the outgoing notification `notificationUUID` for `url` and sets its next attempt
+    /// (nil: delivered, or no retry left), durably: the notification as stored now. An unknown one throws
+    /// ``LedgerError/Code/notFound``.
+    func recordDeliveryAttempt(
+        notificationUUID: String, url: String, attempt: LedgerDeliveryAttempt, nextAttemptDate: ReceiptDate?
+    ) throws(LedgerError) -> LedgerOutgoingNotification
+
+    /// The outgoing `TEST` notifications queued under `testToken` (one per URL), in URL order; empty when none is.
+    func outgoingNotifications(testToken: String) throws(LedgerError) -> [LedgerOutgoingNotification]
+
+    /// At most `limit` outgoing notifications that `filter` selects, oldest signed first (then in the order queued),
+    /// after the cursor `after` (``LedgerOutgoingPage/next`` of the page before; nil for the first page).
+    func outgoingNotifications(_ filter: LedgerOutgoingFilter, after: Int64?, limit: Int) throws(LedgerError)
+        -> LedgerOutgoingPage
+
     /// How many transactions are stored, kept as they are written (never by scanning them all).
     func count() throws(LedgerError) -> Int
 
@@ -174,8 +196,9 @@ extension TransactionLedger {
 }
 
 /// What `receipt ledger copy` and `receipt ledger check` need of a store besides the ledger's operations: every
-/// transaction, renewal info and notification in a fixed order, a way to copy notifications as they are stored,
-/// the schema version stored and a check of the whole store. These read every row:
+/// transaction, renewal info, notification and outgoing notification in a fixed order, a way to copy notifications
+/// and outgoing notifications as they are stored, the schema version stored and a check of the whole store. These
+/// read every row:
 /// they are for maintenance, not for requests.
 public protocol LedgerStore: TransactionLedger {
     /// At most `limit` stored transactions (with their cancellation dates) whose ids come after `transactionID`
@@ -196,6 +219,18 @@ public protocol LedgerStore: TransactionLedger {
     /// first keep their order. For copying a ledger; the service stores notifications through
     /// ``TransactionLedger/apply(_:notification:)``.
     func copyNotification(_ notification: LedgerNotification) throws(LedgerError) -> Bool
+
+    /// At most `limit` stored outgoing notifications (with their attempts) whose sequence numbers come after
+    /// `sequence` (all, when nil), oldest queued first, each with its sequence number: pages through the whole
+    /// outbox.
+    func outgoingNotifications(afterSequence sequence: Int64?, limit: Int) throws(LedgerError)
+        -> [(sequence: Int64, notification: LedgerOutgoingNotification)]
+
+    /// Stores `notification` exactly as given, its attempts and next attempt included, unless one with its
+    /// `notificationUUID` is stored for its URL: true when it was stored now. It gets the next sequence number, so
+    /// outgoing notifications copied oldest first keep their order. For copying a ledger; the service queues them
+    /// through ``TransactionLedger/apply(_:notification:)``.
+    func copyOutgoingNotification(_ notification: LedgerOutgoingNotification) throws(LedgerError) -> Bool
 
     /// The schema version the store has.
     func storedSchemaVersion() throws(LedgerError) -> Int

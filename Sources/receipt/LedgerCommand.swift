@@ -14,15 +14,16 @@ enum LedgerCommand {
         the current schema) when it does not.
 
         copy records every transaction of FROM in TO, then every refund, exactly as the service would, then
-        every subscription's renewal info and every notification (with what it did, oldest first): what TO
+        every subscription's renewal info, every notification (with what it did, oldest first) and every
+        outgoing notification of the outbox (with its attempts and next attempt, oldest queued first): what TO
         already holds identically is left as it is, so running it twice changes nothing. A transaction TO holds
         with different fields stops the copy, naming its id and the fields (exit 1). It ends by comparing both
-        sides: the number of transactions, renewal infos and notifications and a SHA-256 digest of every stored
-        field of every one of them (transactions and renewal info in id order, notifications oldest first);
-        exit 0 only when both are equal.
+        sides: the number of transactions, renewal infos, notifications and outgoing notifications and a SHA-256
+        digest of every stored field of every one of them (transactions and renewal info in id order,
+        notifications and outgoing notifications oldest first); exit 0 only when both are equal.
 
         check prints the schema version, the kept count and the transactions counted one by one, the renewal
-        infos and notifications stored, the digest copy compares, and the
+        infos, notifications and outgoing notifications stored, the digest copy compares, and the
         store's own integrity check (SQLite's integrity_check; PostgreSQL's constraints, trigger and count);
         exit 0 when all is sound, 1 otherwise.
 
@@ -115,21 +116,28 @@ enum LedgerCommand {
             let stored = try ledger(target) { () throws(LedgerError) in try to.copyNotification(notification) }
             if stored { notifications.new += 1 } else { notifications.already += 1 }
         }
+        var outgoing = (new: 0, already: 0)
+        try forEachOutgoingNotification(in: from, source) { (notification) throws(CommandFailure) in
+            let stored = try ledger(target) { () throws(LedgerError) in try to.copyOutgoingNotification(notification) }
+            if stored { outgoing.new += 1 } else { outgoing.already += 1 }
+        }
         Files.writeStandardOutput(
             Array(
                 ("copied \(transactions.new + transactions.already) transactions (\(transactions.new) new, "
                     + "\(transactions.already) already there) and \(refunds.new + refunds.already) refunds "
                     + "(\(refunds.new) new, \(refunds.already) already there)\n"
                     + "copied \(renewals) renewal infos and \(notifications.new + notifications.already) notifications "
-                    + "(\(notifications.new) new, \(notifications.already) already there)\n").utf8))
+                    + "(\(notifications.new) new, \(notifications.already) already there)\n"
+                    + "copied \(outgoing.new + outgoing.already) outgoing notifications (\(outgoing.new) new, "
+                    + "\(outgoing.already) already there)\n").utf8))
         let fromSummary = try summary(from, source)
         let toSummary = try summary(to, target)
         Files.writeStandardOutput(
             Array(("FROM: \(fromSummary.description)\n" + "TO:   \(toSummary.description)\n").utf8))
         guard fromSummary.counts == toSummary.counts, constantTimeEquals(fromSummary.digest, toSummary.digest) else {
             throw .rejected(
-                "the ledgers differ after the copy: TO also holds transactions, refunds, renewal info or "
-                    + "notifications that FROM does not")
+                "the ledgers differ after the copy: TO also holds transactions, refunds, renewal info, "
+                    + "notifications or outgoing notifications that FROM does not")
         }
     }
 
@@ -167,22 +175,40 @@ enum LedgerCommand {
     private static func forEachNotification(
         in store: any LedgerStore, _ location: String, _ body: (LedgerNotification) throws(CommandFailure) -> Void
     ) throws(CommandFailure) {
+        try forEachInSequence(location, store.notifications(afterSequence:limit:), body)
+    }
+
+    /// Calls `body` with every outgoing notification of `store` (at `location`), oldest queued first, a page at a
+    /// time.
+    private static func forEachOutgoingNotification(
+        in store: any LedgerStore, _ location: String,
+        _ body: (LedgerOutgoingNotification) throws(CommandFailure) -> Void
+    ) throws(CommandFailure) {
+        try forEachInSequence(location, store.outgoingNotifications(afterSequence:limit:), body)
+    }
+
+    /// Calls `body` with every row that `page` (rows after a sequence number, at most a limit of them, in their
+    /// order) lists at `location`, a page at a time.
+    private static func forEachInSequence<Row>(
+        _ location: String,
+        _ page: (Int64?, Int) throws(LedgerError) -> [(sequence: Int64, notification: Row)],
+        _ body: (Row) throws(CommandFailure) -> Void
+    ) throws(CommandFailure) {
         var after: Int64?
         while true {
-            let page = try ledger(location) { () throws(LedgerError) in
-                try store.notifications(afterSequence: after, limit: pageSize)
-            }
-            guard let last = page.last else { return }
-            for (_, notification) in page { try body(notification) }
+            let rows = try ledger(location) { () throws(LedgerError) in try page(after, pageSize) }
+            guard let last = rows.last else { return }
+            for (_, row) in rows { try body(row) }
             after = last.sequence
         }
     }
 
     /// What a whole store holds, counted one by one, and the SHA-256 chain over the canonical bytes of its
-    /// transactions in id order, then its renewal infos in id order, then its notifications oldest first (each step
-    /// hashes the previous digest, a byte saying which of the three follows, and its bytes).
+    /// transactions in id order, then its renewal infos in id order, then its notifications oldest first, then its
+    /// outgoing notifications oldest queued first (each step hashes the previous digest, a byte saying which of the
+    /// four follows, and its bytes).
     private struct Summary: CustomStringConvertible {
-        var counts = (transactions: 0, renewalInfos: 0, notifications: 0)
+        var counts = (transactions: 0, renewalInfos: 0, notifications: 0, outgoingNotifications: 0)
         var digest = DigestAlgorithm.sha256.hash([])
 
         mutating func add(_ kind: UInt8, _ bytes: [UInt8]) {
@@ -191,7 +217,8 @@ enum LedgerCommand {
 
         var description: String {
             "\(counts.transactions) transactions, \(counts.renewalInfos) renewal infos, "
-                + "\(counts.notifications) notifications, SHA-256 \(hex(digest))"
+                + "\(counts.notifications) notifications, \(counts.outgoingNotifications) outgoing notifications, "
+                + "SHA-256 \(hex(digest))"
         }
     }
 
@@ -209,6 +236,10 @@ enum LedgerCommand {
             summary.add(3, notification.canonicalBytes)
             summary.counts.notifications += 1
         }
+        try forEachOutgoingNotification(in: store, location) { (notification) throws(CommandFailure) in
+            summary.add(4, notification.canonicalBytes)
+            summary.counts.outgoingNotifications += 1
+        }
         return summary
     }
 
@@ -225,6 +256,7 @@ enum LedgerCommand {
                 ("schema version: \(version)\n" + "transactions: \(kept) kept, \(counted) counted\n"
                     + "renewal infos: \(summary.counts.renewalInfos)\n"
                     + "notifications: \(summary.counts.notifications)\n"
+                    + "outgoing notifications: \(summary.counts.outgoingNotifications)\n"
                     + "digest: SHA-256 \(hex(summary.digest))\n" + "integrity: \(integrity.joined(separator: "; "))\n")
                     .utf8))
         var problems: [String] = []

@@ -14,7 +14,8 @@ struct LedgerCommandTests {
         runner = try CLIRunner()
     }
 
-    /// A transaction of customer `id % 3`, every optional field set, dates with milliseconds and one before 1970.
+    /// A transaction of customer `id % 3`, every optional field set, dates with milliseconds and one before 1970;
+    /// those with an even `id` carry an appAccountToken.
     static func transaction(_ id: Int) -> LedgerTransaction {
         LedgerTransaction(
             customerID: "customer-\(id % 3)", bundleID: "com.example.app",
@@ -23,7 +24,8 @@ struct LedgerCommandTests {
                 purchaseDate: ReceiptDate(millisecondsSince1970: 1_717_588_800_123 + Int64(id)), quantity: 1,
                 originalTransactionID: "\(2_000_000_000_000_000 + id)",
                 originalPurchaseDate: ReceiptDate(millisecondsSince1970: -86_400_001), productType: 3,
-                webOrderLineItemID: 9_007_199_254_740_993, isTrialPeriod: id % 2 == 0, promotionalOfferID: "offer-ü"))
+                webOrderLineItemID: 9_007_199_254_740_993, isTrialPeriod: id % 2 == 0, promotionalOfferID: "offer-ü"),
+            appAccountToken: id % 2 == 0 ? "00000000-0000-4000-8000-\(String(100_000_000_000 + id))" : nil)
     }
 
     /// A SQLite ledger in the runner's directory holding 1 200 transactions (more than a page), 30 of them refunded.
@@ -129,6 +131,47 @@ struct LedgerCommandTests {
 
         let check = try runner.run(["ledger", "check", target])
         #expect(check.status == 0, "\(check.standardError)")
+        let digest = { (output: String) in output.split(separator: "\n").first { $0.hasPrefix("digest:") } }
+        let sourceCheck = try runner.run(["ledger", "check", source])
+        #expect(digest(sourceCheck.output) != nil)
+        #expect(digest(sourceCheck.output) == digest(check.output))
+    }
+
+    @Test("copy carries the outbox, attempts and next attempts included, ends equal, and a second run adds nothing")
+    func copyCarriesOutbox() throws {
+        let source = runner.path("outbox.sqlite")
+        let ledger = try SQLiteLedger(path: source)
+        let queued = (0..<3).map { index in
+            LedgerOutgoingNotification(
+                notificationUUID: "00000000-0000-4000-8000-00000000010\(index)", url: "http://localhost:8080/apple",
+                bundleID: "com.example.app", notificationType: index == 0 ? "TEST" : "ONE_TIME_CHARGE",
+                transactionID: index == 0 ? nil : Self.transaction(index).purchase.transactionID,
+                testToken: index == 0 ? "token-0" : nil,
+                signedDate: ReceiptDate(millisecondsSince1970: 1_718_000_000_000 + Int64(index)),
+                signedPayload: "eyJ.outgoing-\(index).sig")
+        }
+        _ = try ledger.apply([.queue(queued)])
+        _ = try ledger.recordDeliveryAttempt(
+            notificationUUID: queued[1].notificationUUID, url: queued[1].url,
+            attempt: LedgerDeliveryAttempt(
+                date: ReceiptDate(millisecondsSince1970: 1_718_000_000_500), result: .unsuccessfulHTTPResponseCode,
+                httpStatus: 500), nextAttemptDate: ReceiptDate(millisecondsSince1970: 1_718_000_060_000))
+        let stored = try ledger.outgoingNotifications(afterSequence: nil, limit: 10).map(\.notification)
+        ledger.close()
+        let target = try PostgreSQLTestServer.shared().createDatabase()
+        let first = try runner.run(["ledger", "copy", source, target])
+        #expect(first.status == 0, "\(first.standardError)")
+        #expect(first.output.contains("copied 3 outgoing notifications (3 new, 0 already there)"), "\(first.output)")
+        let second = try runner.run(["ledger", "copy", source, target])
+        #expect(second.status == 0, "\(second.standardError)")
+        #expect(second.output.contains("copied 3 outgoing notifications (0 new, 3 already there)"))
+
+        let copied = try PostgreSQLLedger(uri: target, connections: 1)
+        defer { copied.close() }
+        #expect(try copied.outgoingNotifications(afterSequence: nil, limit: 10).map(\.notification) == stored)
+        let check = try runner.run(["ledger", "check", target])
+        #expect(check.status == 0, "\(check.standardError)")
+        #expect(check.output.contains("outgoing notifications: 3\n"))
         let digest = { (output: String) in output.split(separator: "\n").first { $0.hasPrefix("digest:") } }
         let sourceCheck = try runner.run(["ledger", "check", source])
         #expect(digest(sourceCheck.output) != nil)

@@ -44,12 +44,9 @@ struct CountAndHealthTests {
         for index in 0..<7 { _ = try ledger.record(Sample.minimal(id: "\(index)")) }
         ledger.close()
         let database = try SQLiteDatabase(path: directory.path())
-        try database.execute(
-            """
-            DROP TRIGGER transactions_counted_on_insert; DROP TRIGGER transactions_counted_on_delete;
-            DROP TABLE ledger_counts; DROP TABLE renewal_info; DROP TABLE notifications;
-            DROP INDEX transactions_by_original; PRAGMA user_version = 1
-            """, purpose: "test")
+        for statement in SchemaRewind.statements(.sqlite, to: 1) {
+            try database.execute(statement, purpose: "test")
+        }
         database.close()
         let migrated = try SQLiteLedger(path: directory.path())
         #expect(try migrated.count() == 7)

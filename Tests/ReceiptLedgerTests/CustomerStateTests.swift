@@ -299,42 +299,35 @@ struct CustomerStateTests {
         #expect(error?.conflictingFields == ["customer_id", "quantity"])
     }
 
-    @Test("a SQLite ledger of the previous schema version migrates and keeps its transactions")
+    @Test("a SQLite ledger of schema 2, before renewal info and notifications, migrates and keeps its transactions")
     func sqliteMigration() throws {
-        let directory = try TemporaryDirectory()
-        let ledger = try SQLiteLedger(path: directory.path())
-        _ = try ledger.record(Sample.full())
-        ledger.close()
-        let database = try SQLiteDatabase(path: directory.path())
-        try database.execute(
-            """
-            DROP TABLE renewal_info; DROP TABLE notifications; DROP INDEX transactions_by_original;
-            PRAGMA user_version = \(SQLiteLedger.schemaVersion - 1)
-            """, purpose: "test")
-        database.close()
-        let migrated = try SQLiteLedger(path: directory.path())
+        let store = try TestStore(.sqlite)
+        _ = try store.ledger.record(Sample.fullWithoutToken)
+        store.ledger.close()
+        for statement in SchemaRewind.statements(.sqlite, to: 2) {
+            try store.execute(statement)
+        }
+        let migrated = try SQLiteLedger(path: store.location)
         #expect(try migrated.storedSchemaVersion() == SQLiteLedger.schemaVersion)
-        #expect(try migrated.transaction(id: Sample.full().purchase.transactionID) == Sample.full())
+        #expect(try migrated.transaction(id: Sample.full().purchase.transactionID) == Sample.fullWithoutToken)
         #expect(
             try migrated.recordRenewalInfo(Self.renewal(signedAt: 1))
                 == .renewal(Self.renewal(signedAt: 1), replaced: true))
         #expect(try migrated.integrityCheck() == ["ok"])
     }
 
-    @Test("a PostgreSQL ledger of the previous schema version migrates and keeps its transactions")
+    @Test(
+        "a PostgreSQL ledger of schema 1, before renewal info and notifications, migrates and keeps its transactions")
     func postgreSQLMigration() throws {
         let store = try TestStore(.postgreSQL)
-        _ = try store.ledger.record(Sample.full())
+        _ = try store.ledger.record(Sample.fullWithoutToken)
         store.ledger.close()
-        for statement in [
-            "DROP TABLE renewal_info", "DROP TABLE notifications", "DROP INDEX transactions_by_original",
-            "DELETE FROM ledger_migrations WHERE version = \(PostgreSQLLedger.schemaVersion)",
-        ] {
+        for statement in SchemaRewind.statements(.postgreSQL, to: 1) {
             try store.execute(statement)
         }
         let migrated = try PostgreSQLLedger(uri: store.location, connections: 1)
         #expect(try migrated.storedSchemaVersion() == PostgreSQLLedger.schemaVersion)
-        #expect(try migrated.transaction(id: Sample.full().purchase.transactionID) == Sample.full())
+        #expect(try migrated.transaction(id: Sample.full().purchase.transactionID) == Sample.fullWithoutToken)
         #expect(
             try migrated.recordRenewalInfo(Self.renewal(signedAt: 1))
                 == .renewal(Self.renewal(signedAt: 1), replaced: true))

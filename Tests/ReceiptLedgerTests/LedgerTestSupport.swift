@@ -29,7 +29,7 @@ final class TemporaryDirectory {
 enum Sample {
     static let bundleID = "com.example.app"
 
-    /// Every optional field set, with a web order line item id above 2^53 (not representable as a Double) and dates
+    /// Every optional field set (an appAccountToken too), with a web order line item id above 2^53 (not representable as a Double) and dates
     /// with milliseconds, one before 1970.
     static func full(
         id: String = "2000000123456789", customerID: String = "customer-a", bundleID: String = Sample.bundleID,
@@ -44,7 +44,16 @@ enum Sample {
                 originalPurchaseDate: ReceiptDate(millisecondsSince1970: -86_400_001), productType: 3,
                 expiresDate: ReceiptDate(millisecondsSince1970: 1_720_180_800_999),
                 webOrderLineItemID: 9_007_199_254_740_993, isTrialPeriod: true, isInIntroOfferPeriod: false,
-                promotionalOfferID: "spring-offer-ü"))
+                promotionalOfferID: "spring-offer-ü"),
+            appAccountToken: "7e3fb20b-4cdb-47cc-936d-99d65f608138")
+    }
+
+    /// ``full(id:customerID:bundleID:purchasedAt:)`` without an appAccountToken, as ledgers before schema 4 (SQLite)
+    /// or 3 (PostgreSQL) kept it.
+    static var fullWithoutToken: LedgerTransaction {
+        var transaction = full()
+        transaction.appAccountToken = nil
+        return transaction
     }
 
     /// Only the required fields set; every optional one nil.
@@ -111,6 +120,19 @@ final class TestStore: Sendable {
         }
     }
 
+    /// The schema version of this kind of store before the last migration.
+    var previousSchemaVersion: Int {
+        (kind == .sqlite ? SQLiteLedger.schemaVersion : PostgreSQLLedger.schemaVersion) - 1
+    }
+
+    /// Closes the first ledger and takes the schema back to ``previousSchemaVersion``, its rows kept.
+    func rewindToPreviousSchema() throws {
+        ledger.close()
+        for statement in SchemaRewind.statements(kind, to: previousSchemaVersion) {
+            try execute(statement)
+        }
+    }
+
     /// The integrity check of `ledger`, which this store opened: `["ok"]` when sound.
     func integrityCheck(_ ledger: any TransactionLedger) throws -> [String] {
         switch ledger {
@@ -119,6 +141,43 @@ final class TestStore: Sendable {
         default: ["not a ledger of a known kind"]
         }
     }
+}
+
+/// What takes a store's schema back to an older version, undoing its migrations newest first and keeping the rows
+/// of the tables that stay: for the tests that migrate from there.
+enum SchemaRewind {
+    /// The statements that take `kind`'s current schema back to `version` (at least 1).
+    static func statements(_ kind: StoreKind, to version: Int) -> [String] {
+        switch kind {
+        case .sqlite:
+            sqlite[(version - 1)...].reversed().flatMap { $0 } + ["PRAGMA user_version = \(version)"]
+        case .postgreSQL:
+            postgreSQL[(version - 1)...].reversed().flatMap { $0 }
+                + ["DELETE FROM ledger_migrations WHERE version > \(version)"]
+        }
+    }
+
+    /// What undoes the migrations of the transactions' appAccountToken and of the outbox.
+    private static let outbox = [
+        "DROP TABLE outgoing_notifications", "ALTER TABLE transactions DROP COLUMN app_account_token",
+    ]
+
+    /// What undoes the migration of renewal info and notifications.
+    private static let customerState = [
+        "DROP TABLE renewal_info", "DROP TABLE notifications", "DROP INDEX transactions_by_original",
+    ]
+
+    /// What undoes each SQLite migration after the first, oldest first (element 0 undoes migration 2).
+    private static let sqlite = [
+        [
+            "DROP TRIGGER transactions_counted_on_insert", "DROP TRIGGER transactions_counted_on_delete",
+            "DROP TABLE ledger_counts",
+        ],
+        customerState, outbox,
+    ]
+
+    /// What undoes each PostgreSQL migration after the first, oldest first (element 0 undoes migration 2).
+    private static let postgreSQL = [customerState, outbox]
 }
 
 /// `TemporaryDirectory` is only read after it is made.

@@ -28,6 +28,34 @@ struct RecordingTests {
         #expect(stored?.purchase.isTrialPeriod == nil)
     }
 
+    @Test(
+        "an appAccountToken is stored and read back wherever transactions are read", arguments: StoreKind.allCases)
+    func appAccountTokenReadBack(_ kind: StoreKind) throws {
+        let store = try TestStore(kind)
+        let ledger = try #require(store.ledger as? any LedgerStore)
+        let transaction = Sample.full()
+        _ = try ledger.record(transaction)
+        let id = transaction.purchase.transactionID
+        #expect(try ledger.transaction(id: id) == transaction)
+        #expect(try ledger.transaction(withAnyOf: ["none", id]) == transaction)
+        #expect(try ledger.transactions(customerID: transaction.customerID, bundleID: Sample.bundleID) == [transaction])
+        #expect(try ledger.transactions(after: nil, limit: 10) == [transaction])
+    }
+
+    @Test(
+        "a ledger of the previous schema migrates: its rows read back without appAccountToken, new ones keep theirs",
+        arguments: StoreKind.allCases)
+    func appAccountTokenMigration(_ kind: StoreKind) throws {
+        let store = try TestStore(kind)
+        _ = try store.ledger.record(Sample.fullWithoutToken)
+        try store.rewindToPreviousSchema()
+        let migrated = try store.open()
+        #expect(try migrated.transaction(id: Sample.full().purchase.transactionID) == Sample.fullWithoutToken)
+        let new = Sample.full(id: "2000000123456790")
+        #expect(try migrated.record(new) == .created(new))
+        #expect(try store.integrityCheck(migrated) == ["ok"])
+    }
+
     @Test("an id that was never recorded reads as nil", arguments: StoreKind.allCases)
     func unknownID(_ kind: StoreKind) throws {
         let store = try TestStore(kind)
@@ -101,6 +129,9 @@ struct Conflict: Sendable, CustomTestStringConvertible {
     static let all: [Conflict] = [
         Conflict(testDescription: "another customer", fields: ["customer_id"]) { $0.customerID = "customer-b" },
         Conflict(testDescription: "another app", fields: ["bundle_id"]) { $0.bundleID = "com.example.other" },
+        Conflict(testDescription: "another appAccountToken", fields: ["app_account_token"]) {
+            $0.appAccountToken = "7e3fb20b-4cdb-47cc-936d-99d65f608139"
+        },
         Conflict(testDescription: "product and quantity", fields: ["product_id", "quantity"]) {
             $0.purchase.productID = "com.example.app.premium.yearly"
             $0.purchase.quantity = 1
@@ -111,12 +142,16 @@ struct Conflict: Sendable, CustomTestStringConvertible {
         },
         Conflict(
             testDescription: "values set to nil",
-            fields: ["original_transaction_id", "original_purchase_date", "is_trial_period", "promotional_offer_id"]
+            fields: [
+                "original_transaction_id", "original_purchase_date", "is_trial_period", "promotional_offer_id",
+                "app_account_token",
+            ]
         ) {
             $0.purchase.originalTransactionID = nil
             $0.purchase.originalPurchaseDate = nil
             $0.purchase.isTrialPeriod = nil
             $0.purchase.promotionalOfferID = nil
+            $0.appAccountToken = nil
         },
         Conflict(
             testDescription: "the low bit of 64-bit numbers",
@@ -134,7 +169,7 @@ struct Conflict: Sendable, CustomTestStringConvertible {
             fields: [
                 "customer_id", "bundle_id", "product_id", "quantity", "original_transaction_id", "purchase_date",
                 "original_purchase_date", "product_type", "expires_date", "web_order_line_item_id", "is_trial_period",
-                "is_in_intro_offer_period", "promotional_offer_id",
+                "is_in_intro_offer_period", "promotional_offer_id", "app_account_token",
             ]
         ) {
             $0 = Sample.minimal(id: $0.purchase.transactionID, customerID: "customer-b", bundleID: "com.example.other")
