@@ -15,6 +15,7 @@ let package = Package(
         .library(name: "Entitlements", targets: ["Entitlements"]),
         .library(name: "ReceiptLedger", targets: ["ReceiptLedger"]),
         .library(name: "HTTPServer", targets: ["HTTPServer"]),
+        .library(name: "HTTPClient", targets: ["HTTPClient"]),
         .library(name: "ReceiptService", targets: ["ReceiptService"]),
         .library(name: "PurchaseVerifier", targets: ["PurchaseVerifier"]),
         .library(name: "FuzzChecks", targets: ["FuzzChecks"]),
@@ -96,6 +97,7 @@ let package = Package(
             name: "ReceiptLedger", dependencies: ["CReceiptPostgreSQL", "CReceiptSQLite", "ReceiptModel", "StrictJSON"]
         ),
         .target(name: "HTTPServer", dependencies: ["CReceiptMicroHTTPD", "CReceiptSockets"]),
+        .target(name: "HTTPClient", dependencies: ["CReceiptSockets"]),
         .target(
             name: "ReceiptService",
             dependencies: [
@@ -159,6 +161,7 @@ let package = Package(
             name: "ReceiptLedgerTests", dependencies: ["PostgreSQLTestSupport", "ReceiptLedger", "ReceiptModel"]
         ),
         .testTarget(name: "HTTPServerTests", dependencies: ["HTTPServer"]),
+        .testTarget(name: "HTTPClientTests", dependencies: ["HTTPClient"]),
         .testTarget(
             name: "ReceiptServiceTests",
             dependencies: [
