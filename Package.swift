@@ -101,9 +101,8 @@ let package = Package(
         .target(
             name: "ReceiptService",
             dependencies: [
-                "Entitlements", "HTTPServer", "ReceiptCrypto", "ReceiptDER", "ReceiptJWS", "ReceiptLedger",
-                "ReceiptModel",
-                "ReceiptSigner", "ReceiptVerifier", "StrictJSON", "ZoneInfo",
+                "Entitlements", "HTTPClient", "HTTPServer", "ReceiptCrypto", "ReceiptDER", "ReceiptJWS",
+                "ReceiptLedger", "ReceiptModel", "ReceiptSigner", "ReceiptVerifier", "StrictJSON", "ZoneInfo",
             ],
             resources: [.embedInCode("openapi.json")]
         ),

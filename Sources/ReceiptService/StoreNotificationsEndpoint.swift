@@ -122,7 +122,8 @@ extension ReceiptService {
         {
             throw .apple(400, 4_000_018, "Invalid notification type: \"\(type)\" is not one of Apple's names")
         }
-        filter.originalTransactionID = try text("transactionId") ?? text("originalTransactionId")
+        let originalTransactionID = try text("originalTransactionId")
+        filter.originalTransactionID = try text("transactionId") ?? originalTransactionID
         if filter.originalTransactionID != nil && filter.notificationType != nil {
             throw .apple(
                 400, 4_000_019, "Multiple filters supplied: give notificationType or transactionId, not both")
