@@ -83,6 +83,17 @@ struct HTTPClientTests {
         #expect(failure { () throws(HTTPClientError) in try post(server) }?.code == .noResponse)
     }
 
+    @Test func receiverClosingWhileTheRequestIsSentIsNoResponseWithoutSIGPIPE() throws {
+        let server = try LoopbackServer(.closeUnread)
+        let error = failure { () throws(HTTPClientError) in
+            try client.post(
+                "http://127.0.0.1:\(server.port)/", body: [UInt8](repeating: 0x61, count: 16 << 20),
+                timeout: .seconds(5))
+        }
+        #expect(error?.code == .noResponse)
+        #expect(error?.message.contains("closed the connection while the request was being sent") == true)
+    }
+
     @Test func closeInTheMiddleOfTheBodyIsPrematureClose() throws {
         let server = try LoopbackServer(.respond("HTTP/1.1 200 OK\r\nContent-Length: 100\r\n\r\nonly part"))
         #expect(failure { () throws(HTTPClientError) in try post(server) }?.code == .prematureClose)

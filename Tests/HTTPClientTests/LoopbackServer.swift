@@ -9,6 +9,8 @@ enum ServerBehaviour: Sendable {
     case respond(String)
     /// Closes without sending anything.
     case closeWithoutAnswer
+    /// Closes at once, before reading the request (the kernel answers the unread bytes with a reset).
+    case closeUnread
     /// Sends nothing and keeps the connection until the client closes it (at most ten seconds).
     case neverAnswer
     /// Sends the start of a response a byte every 20 ms, without end, until the client closes (at most ten seconds).
@@ -74,11 +76,14 @@ final class LoopbackServer: Sendable {
         var timeout = timeval(tv_sec: 10, tv_usec: 0)
         setsockopt(connection, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
         setsockopt(connection, SOL_SOCKET, SO_SNDTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
+        if case .closeUnread = behaviour {
+            return
+        }
         received.withLock { $0 = readRequest(connection) }
         switch behaviour {
         case .respond(let text):
             _ = Self.send(Array(text.utf8), on: connection)
-        case .closeWithoutAnswer:
+        case .closeWithoutAnswer, .closeUnread:
             break
         case .neverAnswer:
             var byte: UInt8 = 0
