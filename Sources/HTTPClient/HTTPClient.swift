@@ -23,6 +23,12 @@ public struct HTTPClient: Sendable {
         self.maximumBodyBytes = maximumBodyBytes
     }
 
+    /// Throws ``HTTPClientError/Code/unsupportedURL``, naming the rule, when ``post(_:body:headers:timeout:)``
+    /// would refuse `url` before sending anything: for checking configured URLs before they are used.
+    public static func checkURL(_ url: String) throws(HTTPClientError) {
+        _ = try HTTPURL(url)
+    }
+
     /// Sends `POST` with `body` to `url` (`http://host[:port]/path?query`, the host a name, an IPv4 literal or a
     /// bracketed IPv6 literal) and returns the response, whatever its status, once it is complete.
     ///

@@ -106,8 +106,8 @@ public enum LedgerChange: Hashable, Sendable {
     /// out of order or twice end at the latest one.
     case extend(LedgerTransaction)
     /// Puts outgoing notifications in the outbox (``LedgerOutgoingNotification``), unless the change just before it
-    /// in the same commit stored nothing new (its outcome was ``LedgerRecordOutcome/alreadyRecorded(_:)`` or renewal
-    /// info not replaced): so a purchase posted twice is announced once. As the first change (a `TEST`
+    /// in the same commit stored nothing new (its outcome was ``LedgerRecordOutcome/alreadyRecorded(_:)``, renewal
+    /// info not replaced, an empty queue or a refusal): so a purchase posted twice is announced once. As the first change (a `TEST`
     /// notification) it is always queued. A `notificationUUID` already queued for the same URL is refused as a
     /// conflict.
     case queue([LedgerOutgoingNotification])
@@ -159,7 +159,9 @@ public enum LedgerChangeOutcome: Hashable, Sendable {
         case .renewal(let info, replaced: false):
             return "renewal info of \(info.originalTransactionID) not replaced: one signed as late or later is stored"
         case .queued(let queued):
-            guard let first = queued.first else { return "queued no notification: the change before stored nothing new" }
+            guard let first = queued.first else {
+                return "queued no notification: the change before stored nothing new"
+            }
             return "queued notification \(first.notificationUUID) \(first.notificationType) for \(queued.count) URL(s)"
         case .refused(let error): return "refused: \(error)"
         }

@@ -118,10 +118,12 @@ public struct LedgerOutgoingFilter: Hashable, Sendable {
 
 /// One page of outgoing notifications, oldest signed first.
 public struct LedgerOutgoingPage: Hashable, Sendable {
+    /// The notifications, oldest signed first.
     public var notifications: [LedgerOutgoingNotification]
     /// Where the next page starts (pass it as `after`), or nil when this page is the last.
     public var next: Int64?
 
+    /// A page; `next` is the cursor of the page after it.
     public init(notifications: [LedgerOutgoingNotification], next: Int64?) {
         self.notifications = notifications
         self.next = next

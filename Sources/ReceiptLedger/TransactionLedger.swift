@@ -40,9 +40,10 @@ public enum LedgerRecordOutcome: Hashable, Sendable {
 /// Why the ledger refused or failed.
 public struct LedgerError: Error, Hashable, Sendable, CustomStringConvertible {
     public enum Code: String, Hashable, Sendable {
-        /// A transaction with the same id is stored with different fields (``LedgerError/conflictingFields``).
+        /// A transaction with the same id is stored with different fields (``LedgerError/conflictingFields``), or
+        /// an outgoing notification is already queued for the same URL under the same UUID.
         case conflict
-        /// No transaction has the id given.
+        /// No transaction (or outgoing notification) has the id given.
         case notFound
         /// The database could not be opened, read or written, or has a schema this version does not know.
         case storage

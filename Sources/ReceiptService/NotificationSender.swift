@@ -99,7 +99,8 @@ final class NotificationSender: @unchecked Sendable {
         let claimed: [LedgerOutgoingNotification]
         do {
             claimed = try ledger.claimDueNotifications(
-                at: now, leaseUntil: ReceiptDate(millisecondsSince1970: now.millisecondsSince1970 + Self.leaseSeconds * 1000),
+                at: now,
+                leaseUntil: ReceiptDate(millisecondsSince1970: now.millisecondsSince1970 + Self.leaseSeconds * 1000),
                 limit: Self.batchSize)
         } catch {
             log("notification outbox: \(error)")

@@ -34,7 +34,8 @@ extension ReceiptService {
             try ledger.transactions(customerID: transaction.customerID, bundleID: transaction.bundleID)
         }
         let resubscribes = earlier.contains {
-            $0.purchase.transactionID != purchase.transactionID && signing.subscriptionGroup($0.purchase.productID) == group
+            $0.purchase.transactionID != purchase.transactionID
+                && signing.subscriptionGroup($0.purchase.productID) == group
                 && $0.purchase.purchaseDate <= purchase.purchaseDate
         }
         return try notifications(

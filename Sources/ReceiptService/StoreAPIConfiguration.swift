@@ -1,4 +1,5 @@
 import Entitlements
+import HTTPClient
 import ReceiptCrypto
 import ReceiptJWS
 import ReceiptSigner
@@ -157,10 +158,12 @@ extension ServiceConfiguration {
         }
         let urls = try app.strings("notification_urls") ?? []
         for (index, url) in urls.enumerated() {
-            guard url.hasPrefix("http://"), url.utf8.count > 7, !url.contains(" ") else {
+            do {
+                try HTTPClient.checkURL(url)
+            } catch {
                 throw JSONFieldError(
                     path: "\(app.path("notification_urls"))[\(index)]",
-                    rule: "must be an http:// URL (put TLS in front of the receiver with a proxy), not \"\(url)\"")
+                    rule: "\(error.message) (an http:// URL; put TLS in front of the receiver with a proxy)")
             }
         }
         let storefront = try app.string("storefront")

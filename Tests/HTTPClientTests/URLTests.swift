@@ -19,6 +19,12 @@ struct URLTests {
         #expect(url.hostHeader == "receiver.example:8080")
     }
 
+    @Test func checkURLAcceptsWhatPostSendsToAndRefusesTheRest() throws {
+        try HTTPClient.checkURL("http://127.0.0.1:9000/apple")
+        #expect(throws: HTTPClientError.self) { try HTTPClient.checkURL("https://receiver.example/apple") }
+        #expect(throws: HTTPClientError.self) { try HTTPClient.checkURL("http://receiver.example:99999/") }
+    }
+
     @Test func defaultsToPort80AndTheRootPath() throws {
         let url = try HTTPURL("http://10.0.0.1")
         #expect(url.port == 80)

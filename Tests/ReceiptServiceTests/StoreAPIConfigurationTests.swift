@@ -70,6 +70,12 @@ struct StoreAPIConfigurationTests {
                 "store_api.apps[0].notification_urls[0]"
             ),
             (
+                storeAPI(
+                    apps:
+                        #"[{"bundle_id":"a","app_apple_id":1,"catalog_id":"game","notification_urls":["http://h:99999/"]}]"#
+                ), "store_api.apps[0].notification_urls[0]"
+            ),
+            (
                 storeAPI(apps: #"[{"bundle_id":"a","app_apple_id":1,"catalog_id":"game","storefront":"us"}]"#),
                 "store_api.apps[0].storefront"
             ),

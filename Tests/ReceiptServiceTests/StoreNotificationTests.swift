@@ -63,8 +63,10 @@ struct StoreNotificationTests {
 
     /// Each payload decoded by Apple's verifier.
     func decoded(_ fixture: StoreAPIFixture, _ payloads: [String]) throws -> [JSONValue] {
-        try fixture.client(payloads.map { StoreAPIFixture.request("decode_notification", ["signed_payload": .string($0)]) })
-            .map { $0["notification"] ?? .null }
+        try fixture.client(
+            payloads.map { StoreAPIFixture.request("decode_notification", ["signed_payload": .string($0)]) }
+        )
+        .map { $0["notification"] ?? .null }
     }
 
     @Test("a purchase of a non-consumable sends ONE_TIME_CHARGE with the signed transaction")
@@ -113,7 +115,10 @@ struct StoreNotificationTests {
             StoreAPIFixture.purchase(
                 "alice", StoreAPITests.monthly, "3000", day: 90, extra: #""expires_date_ms": \#(Self.future)"#))
         let notifications = try decoded(fixture, receiver.waitFor(3))
-        #expect(notifications.map { $0["rawNotificationType"] } == [.string("SUBSCRIBED"), .string("DID_RENEW"), .string("SUBSCRIBED")])
+        #expect(
+            notifications.map { $0["rawNotificationType"] } == [
+                .string("SUBSCRIBED"), .string("DID_RENEW"), .string("SUBSCRIBED"),
+            ])
         #expect(notifications.map { $0["rawSubtype"] } == [.string("INITIAL_BUY"), nil, .string("RESUBSCRIBE")])
         #expect(notifications[1]["data"]?["renewal"]?["originalTransactionId"] == .string("2000"))
         #expect(notifications[1]["data"]?["rawStatus"] == .integer(1))
@@ -166,7 +171,8 @@ struct StoreNotificationTests {
         #expect(receiver.received.count == 3, "the retry schedule [1, 1] allows three attempts")
         let start = JSONValue.integer(ReceiptService.systemTime().millisecondsSince1970 - 60_000)
         let end = JSONValue.integer(ReceiptService.systemTime().millisecondsSince1970 + 60_000)
-        let failures = try fixture.call("notification_history", ["start": start, "end": end, "only_failures": .bool(true)])
+        let failures = try fixture.call(
+            "notification_history", ["start": start, "end": end, "only_failures": .bool(true)])
         #expect(failures["items"]?[0] != nil)
     }
 
@@ -217,15 +223,18 @@ struct StoreNotificationTests {
             Issue.record("no pagination token in \(first)")
             return
         }
-        let second = try fixture.call("notification_history", window.merging(["pagination_token": .string(next)]) { $1 })
+        let second = try fixture.call(
+            "notification_history", window.merging(["pagination_token": .string(next)]) { $1 })
         #expect(second["has_more"] == .bool(false))
         #expect(second["items"]?[2] != nil && second["items"]?[3] == nil, "23 notifications: 20, then 3")
-        let subscribed = try fixture.call("notification_history", window.merging(["type": .string("SUBSCRIBED")]) { $1 })
+        let subscribed = try fixture.call(
+            "notification_history", window.merging(["type": .string("SUBSCRIBED")]) { $1 })
         #expect(subscribed["items"]?[0]?["notification"]?["data"]?["transaction"]?["transactionId"] == .string("2000"))
         #expect(subscribed["items"]?[1] == nil)
         let byTransaction = try fixture.call(
             "notification_history", window.merging(["transaction_id": .string("5007")]) { $1 })
-        #expect(byTransaction["items"]?[0]?["notification"]?["data"]?["transaction"]?["transactionId"] == .string("5007"))
+        #expect(
+            byTransaction["items"]?[0]?["notification"]?["data"]?["transaction"]?["transactionId"] == .string("5007"))
         #expect(byTransaction["items"]?[1] == nil)
         let old = try fixture.call(
             "notification_history", ["start": .integer(now - 200 * 86_400_000), "end": .integer(now)])
