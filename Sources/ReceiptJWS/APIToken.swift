@@ -15,10 +15,7 @@ public struct APIKey: Sendable {
 
     /// - Throws: ``APITokenError/Code/unsupportedAlgorithm`` when the key is not EC P-256.
     public init(issuerID: String, keyID: String, publicKey: PublicKey) throws(APITokenError) {
-        guard case .ec(curve: "P-256") = publicKey.algorithm else {
-            throw APITokenError(
-                .unsupportedAlgorithm, "key \(keyID) is \(publicKey.algorithm); API tokens are signed ES256 (EC P-256)")
-        }
+        try APITokenError.requireES256(publicKey.algorithm, "key \(keyID)")
         self.issuerID = issuerID
         self.keyID = keyID
         self.publicKey = publicKey
@@ -75,6 +72,14 @@ public struct APITokenError: Error, Hashable, Sendable, CustomStringConvertible 
     }
 
     public var description: String { "\(code.rawValue): \(message)" }
+
+    /// Throws ``Code/unsupportedAlgorithm`` naming `what` unless `algorithm` is EC P-256, the curve of ES256.
+    static func requireES256(_ algorithm: KeyAlgorithm, _ what: String) throws(APITokenError) {
+        guard case .ec(curve: "P-256") = algorithm else {
+            throw APITokenError(
+                .unsupportedAlgorithm, "\(what) is \(algorithm); API tokens are signed ES256 (EC P-256)")
+        }
+    }
 }
 
 /// Checks `Authorization: Bearer` tokens of the App Store Server API as Apple does: a JWS signed ES256 by one of
@@ -199,9 +204,7 @@ public struct APITokenSigner: Sendable {
 
     /// - Throws: ``APITokenError/Code/unsupportedAlgorithm`` when the key is not EC P-256.
     public init(key: PrivateKey, keyID: String, issuerID: String) throws(APITokenError) {
-        guard case .ec(curve: "P-256") = key.algorithm else {
-            throw APITokenError(.unsupportedAlgorithm, "the key is \(key.algorithm); API tokens are signed ES256")
-        }
+        try APITokenError.requireES256(key.algorithm, "key \(keyID)")
         self.key = key
         self.keyID = keyID
         self.issuerID = issuerID

@@ -120,21 +120,30 @@ public final class ReceiptService: Sendable {
     /// name is case-insensitive (RFC 9110 §11.1: `bearer`, `BEARER`); one or more spaces separate it from the token.
     func authenticate(_ request: HTTPRequest) throws(ServiceError) {
         let challenge = [("WWW-Authenticate", "Bearer")]
-        let header = Array((request.header("authorization") ?? "").utf8)
-        let schemeEnd = header.firstIndex(of: UInt8(ascii: " ")) ?? header.endIndex
-        let token = header[schemeEnd...].drop { $0 == UInt8(ascii: " ") }
-        guard String(decoding: header[..<schemeEnd], as: UTF8.self).lowercased() == "bearer", !token.isEmpty else {
+        guard let token = Self.bearerToken(request) else {
             throw ServiceError(
                 status: 401, code: "unauthorized", message: "this endpoint requires Authorization: Bearer TOKEN",
                 headers: challenge)
         }
-        let presented = DigestAlgorithm.sha256.hash(Array(token)[...])
+        let presented = DigestAlgorithm.sha256.hash(token[...])
         var matched = false
         for digest in tokenDigests where constantTimeEquals(digest, presented) { matched = true }
         guard matched else {
             throw ServiceError(
                 status: 401, code: "unauthorized", message: "the bearer token is not valid", headers: challenge)
         }
+    }
+
+    /// The token of `Authorization: Bearer TOKEN` (the scheme's name in any case, one or more spaces after it), or
+    /// nil when the request has none.
+    static func bearerToken(_ request: HTTPRequest) -> [UInt8]? {
+        let header = Array((request.header("authorization") ?? "").utf8)
+        let schemeEnd = header.firstIndex(of: UInt8(ascii: " ")) ?? header.endIndex
+        let token = header[schemeEnd...].drop { $0 == UInt8(ascii: " ") }
+        guard String(decoding: header[..<schemeEnd], as: UTF8.self).lowercased() == "bearer", !token.isEmpty else {
+            return nil
+        }
+        return Array(token)
     }
 
     /// A log line for something that is not a request: `{"time", "event", "message"}`.

@@ -14,10 +14,7 @@ extension ReceiptService {
     /// clock; 401 with Apple's error body and the reason otherwise.
     func authenticateStoreAPI(_ request: HTTPRequest) throws(ServiceError) -> String {
         guard let verifier = apiTokens else { throw Self.storeAPINotConfigured }
-        let header = Array((request.header("authorization") ?? "").utf8)
-        let schemeEnd = header.firstIndex(of: UInt8(ascii: " ")) ?? header.endIndex
-        let token = Array(header[schemeEnd...].drop { $0 == UInt8(ascii: " ") })
-        guard String(decoding: header[..<schemeEnd], as: UTF8.self).lowercased() == "bearer", !token.isEmpty else {
+        guard let token = Self.bearerToken(request) else {
             throw Self.unauthenticated("this endpoint requires Authorization: Bearer JWT")
         }
         do {
