@@ -24,6 +24,8 @@ final class ServiceFixture: @unchecked Sendable {
     let directory: URL
     let server: ReceiptServer
     let logs = LogLines()
+    /// Where the server's ledger is (the configuration's `ledger`).
+    let ledgerPath: String
 
     /// Starts a server on an ephemeral loopback port; `adjust` changes the configuration first.
     init(_ adjust: (inout ServiceConfiguration) -> Void = { _ in }) throws {
@@ -34,6 +36,7 @@ final class ServiceFixture: @unchecked Sendable {
             trustAnchors: [Self.chain.root], signer: ReceiptSigner(credentials: try Self.chain.credentials),
             tokens: [Self.token])
         adjust(&configuration)
+        ledgerPath = configuration.ledgerPath
         let logs = logs
         server = try ReceiptServer(configuration: configuration, log: { logs.append($0) })
         try server.start()

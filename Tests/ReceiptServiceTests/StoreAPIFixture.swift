@@ -40,8 +40,12 @@ struct StoreAPIFixture {
 
     let service: ServiceFixture
 
-    /// The service; `notificationURLs` are the app's, `adjust` changes the configuration last.
-    init(notificationURLs: [String] = [], adjust: (inout ServiceConfiguration) -> Void = { _ in }) throws {
+    /// The service over a new ledger of the kind `ledger`; `notificationURLs` are the app's, `adjust` changes the
+    /// configuration last.
+    init(
+        _ ledger: LedgerKind = .sqlite, notificationURLs: [String] = [],
+        adjust: (inout ServiceConfiguration) -> Void = { _ in }
+    ) throws {
         let catalog = try Catalog(json: Array(Self.catalog.utf8))
         let signer = try JWSSigner(
             key: Self.chain.signerKey, chain: [Self.chain.signer, Self.chain.intermediate, Self.chain.root])
@@ -54,11 +58,18 @@ struct StoreAPIFixture {
                     bundleID: Self.bundleID, appAppleID: Self.appAppleID, catalog: catalog,
                     notificationURLs: notificationURLs, storefront: "USA", storefrontID: "143441")
             ], keys: [key], notificationRetrySeconds: [1, 1], signer: signer)
+        var failure: Error?
         service = try ServiceFixture { configuration in
+            do {
+                try ledger.apply(to: &configuration)
+            } catch {
+                failure = error
+            }
             configuration.catalogs = ["game": catalog]
             configuration.storeAPI = api
             adjust(&configuration)
         }
+        if let failure { throw failure }
         try Data(Self.apiKey.pkcs8PEM.utf8).write(to: service.directory.appendingPathComponent("api-key.pem"))
         try Data(Self.chain.root.derEncoded).write(to: service.directory.appendingPathComponent("root.der"))
     }

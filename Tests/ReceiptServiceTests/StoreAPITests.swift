@@ -15,9 +15,11 @@ struct StoreAPITests {
     /// Milliseconds of 2030-01-01: subscriptions expiring then are active while these tests run.
     static let future: Int64 = 1_893_456_000_000
 
-    @Test("Get Transaction Info answers the transaction with Apple's fields, as Apple's verifier decodes them")
-    func transactionInfo() throws {
-        let fixture = try StoreAPIFixture()
+    @Test(
+        "Get Transaction Info answers the transaction with Apple's fields, as Apple's verifier decodes them",
+        arguments: LedgerKind.allCases)
+    func transactionInfo(_ ledger: LedgerKind) throws {
+        let fixture = try StoreAPIFixture(ledger)
         try fixture.record(
             StoreAPIFixture.purchase(
                 "alice", Self.removeAds, "1000", day: 2,
@@ -82,9 +84,11 @@ struct StoreAPITests {
         }
     }
 
-    @Test("Get Transaction History pages the customer's transactions 20 at a time in purchase order")
-    func historyPages() throws {
-        let fixture = try StoreAPIFixture()
+    @Test(
+        "Get Transaction History pages the customer's transactions 20 at a time in purchase order",
+        arguments: LedgerKind.allCases)
+    func historyPages(_ ledger: LedgerKind) throws {
+        let fixture = try StoreAPIFixture(ledger)
         for day in 0..<25 {
             try fixture.record(StoreAPIFixture.purchase("alice", Self.coins, "\(5000 + day)", day: day))
         }
@@ -156,9 +160,11 @@ struct StoreAPITests {
         #expect(try reply.json()["errorCode"] == .integer(4_000_021))
     }
 
-    @Test("Get All Subscription Statuses gives each group's latest transaction, status and renewal info")
-    func subscriptionStatuses() throws {
-        let fixture = try StoreAPIFixture()
+    @Test(
+        "Get All Subscription Statuses gives each group's latest transaction, status and renewal info",
+        arguments: LedgerKind.allCases)
+    func subscriptionStatuses(_ ledger: LedgerKind) throws {
+        let fixture = try StoreAPIFixture(ledger)
         try fixture.record(
             StoreAPIFixture.purchase(
                 "alice", Self.monthly, "2000", day: 0, extra: #""expires_date_ms": 1719792000000"#))

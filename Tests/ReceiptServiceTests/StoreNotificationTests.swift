@@ -139,10 +139,12 @@ struct StoreNotificationTests {
         #expect(notification["data"]?["transaction"]?["revocationDate"] == .integer(1_717_459_200_000))
     }
 
-    @Test("a receiver that fails twice gets the notification on the third attempt, with the same UUID")
-    func retries() throws {
+    @Test(
+        "a receiver that fails twice gets the notification on the third attempt, with the same UUID",
+        arguments: LedgerKind.allCases)
+    func retries(_ ledger: LedgerKind) throws {
         let receiver = try NotificationReceiver(failures: 2)
-        let fixture = try StoreAPIFixture(notificationURLs: [receiver.url])
+        let fixture = try StoreAPIFixture(ledger, notificationURLs: [receiver.url])
         try fixture.record(StoreAPIFixture.purchase("alice", StoreAPITests.removeAds, "1000", day: 1))
         let payloads = try receiver.waitFor(3)
         #expect(Set(payloads).count == 1, "every attempt carries the same payload")
@@ -244,22 +246,20 @@ struct StoreNotificationTests {
         #expect(backwards["api_error"]?["error_code"] == .integer(4_000_013))
     }
 
-    @Test("a notification not yet delivered when the server stops is delivered by the next one, with the same UUID")
-    func deliveredAfterRestart() throws {
+    @Test(
+        "a notification not yet delivered when the server stops is delivered by the next one, with the same UUID",
+        arguments: LedgerKind.allCases)
+    func deliveredAfterRestart(_ ledger: LedgerKind) throws {
         let receiver = try NotificationReceiver(failures: 1)
-        let copy = FileManager.default.temporaryDirectory.appendingPathComponent("restart-\(UUID().uuidString)")
-        defer { try? FileManager.default.removeItem(at: copy) }
-        do {
-            let first = try StoreAPIFixture(notificationURLs: [receiver.url]) {
-                $0.storeAPI?.notificationRetrySeconds = [2]
-            }
-            try first.record(StoreAPIFixture.purchase("alice", StoreAPITests.removeAds, "1000", day: 1))
-            _ = try receiver.waitFor(1)
-            first.service.server.stop()
-            try FileManager.default.copyItem(at: first.service.directory, to: copy)
+        let first = try StoreAPIFixture(ledger, notificationURLs: [receiver.url]) {
+            $0.storeAPI?.notificationRetrySeconds = [2]
         }
+        try first.record(StoreAPIFixture.purchase("alice", StoreAPITests.removeAds, "1000", day: 1))
+        _ = try receiver.waitFor(1)
+        first.service.server.stop()
+        let ledgerPath = first.service.ledgerPath
         let restarted = try StoreAPIFixture(notificationURLs: [receiver.url]) {
-            $0.ledgerPath = copy.appendingPathComponent("ledger.sqlite").path
+            $0.ledgerPath = ledgerPath
             $0.storeAPI?.notificationRetrySeconds = [2]
         }
         let payloads = try receiver.waitFor(2)
