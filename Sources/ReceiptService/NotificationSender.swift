@@ -11,8 +11,9 @@ import StrictJSON
 /// `notificationUUID` and payload, until the schedule is spent. A notification whose sender died mid-attempt is
 /// due again when its lease ends, so a crash loses none (the receiver drops a second delivery by its UUID).
 final class NotificationSender: @unchecked Sendable {
-    /// How long a taken notification is held before another sender may take it: well over ``timeout``.
-    static let leaseSeconds: Int64 = 120
+    /// How long a taken notification is held before another sender may take it: over ``timeout``, since the
+    /// notifications of a batch are sent side by side, and short, since it is how long one whose sender died waits.
+    static let leaseSeconds: Int64 = 20
     /// The time a receiver has to answer one delivery.
     static let timeout = Duration.seconds(10)
     /// How often the outbox is read when nothing wakes the sender (retries falling due, other instances' work).
@@ -106,7 +107,16 @@ final class NotificationSender: @unchecked Sendable {
             log("notification outbox: \(error)")
             return true
         }
-        DispatchQueue.concurrentPerform(iterations: claimed.count) { index in deliver(claimed[index]) }
+        // One thread per delivery: each mostly waits for its receiver, so a slow one holds up none of the others.
+        let done = DispatchGroup()
+        for notification in claimed {
+            done.enter()
+            Thread.detachNewThread { [self] in
+                deliver(notification)
+                done.leave()
+            }
+        }
+        done.wait()
         return claimed.count < Self.batchSize
     }
 

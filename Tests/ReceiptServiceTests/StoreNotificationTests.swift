@@ -10,6 +10,7 @@ import Testing
 final class NotificationReceiver: @unchecked Sendable {
     private let lock = NSLock()
     private var bodies: [[UInt8]] = []
+    private var acceptedBodies: [[UInt8]] = []
     private var failuresLeft: Int
     private var server: HTTPServer?
 
@@ -24,6 +25,7 @@ final class NotificationReceiver: @unchecked Sendable {
                     self.failuresLeft -= 1
                     return HTTPResponse(status: 500)
                 }
+                self.acceptedBodies.append(request.body)
                 return HTTPResponse(status: 200)
             }
         }
@@ -36,6 +38,12 @@ final class NotificationReceiver: @unchecked Sendable {
     var url: String { "http://127.0.0.1:\(server?.port ?? 0)/apple" }
 
     var received: [[UInt8]] { lock.withLock { bodies } }
+
+    /// The bodies answered with 200.
+    var accepted: [[UInt8]] { lock.withLock { acceptedBodies } }
+
+    /// Answers every delivery from now on with 200.
+    func answerSuccess() { lock.withLock { failuresLeft = 0 } }
 
     /// The `signedPayload`s received, once `count` have arrived (within 20 s).
     func waitFor(_ count: Int) throws -> [String] {
