@@ -49,23 +49,9 @@ struct AppleNotificationProcessTests {
                     appAccountToken: "00000000-0000-4000-8000-\(String(format: "%012d", index))"))
         }
         let server = try ServeProcess(config: path)
-        let acknowledged = Acknowledged()
-        let writers = DispatchGroup()
-        for writer in 0..<2 {
-            DispatchQueue.global().async(group: writers) {
-                var index = writer
-                while acknowledged.keepGoing && index < bodies.count {
-                    if Self.deliver(bodies[index], to: server)?.status == 200 { acknowledged.add(index) }
-                    index += 2
-                }
-            }
+        let indices = Acknowledged.killWhileWriting(server, writers: 2, total: bodies.count, until: 60) { index in
+            Self.deliver(bodies[index], to: server)?.status == 200
         }
-        let deadline = Date().addingTimeInterval(60)
-        while acknowledged.count < 60 && Date() < deadline { usleep(1000) }
-        server.signal(SIGKILL)
-        acknowledged.stop()
-        writers.wait()
-        let indices = acknowledged.ids
         #expect(indices.count >= 60)
 
         let restarted = try ServeProcess(config: path)

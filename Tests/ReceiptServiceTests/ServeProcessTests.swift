@@ -146,24 +146,9 @@ struct ServeProcessTests {
         let files = try ConfigurationTests.Files()
         let path = try configFile(files)
         let server = try ServeProcess(config: path)
-        let acknowledged = Acknowledged()
-        let writers = DispatchGroup()
-        for writer in 0..<4 {
-            DispatchQueue.global().async(group: writers) {
-                var id = writer
-                while acknowledged.keepGoing {
-                    if let status = server.post("/v1/transactions", json: Self.transaction(id)), status == 201 {
-                        acknowledged.add(id)
-                    }
-                    id += 4
-                }
-            }
+        let ids = Acknowledged.killWhileWriting(server, writers: 4, total: .max, until: 300) { id in
+            server.post("/v1/transactions", json: Self.transaction(id)) == 201
         }
-        while acknowledged.count < 300 { usleep(1000) }
-        server.signal(SIGKILL)
-        acknowledged.stop()
-        writers.wait()
-        let ids = acknowledged.ids
 
         let restarted = try ServeProcess(config: path)
         for id in ids { #expect(restarted.post("/v1/transactions", json: Self.transaction(id)) == 200, "\(id)") }
@@ -193,6 +178,31 @@ final class Acknowledged: @unchecked Sendable {
     var keepGoing: Bool { lock.withLock { running } }
     var count: Int { lock.withLock { acknowledged.count } }
     var ids: [Int] { lock.withLock { acknowledged } }
+
+    /// Runs `writers` threads that share the indices `0..<total` (writer `w` takes `w`, `w + writers`, …), each
+    /// calling `write` for one index after another; once `until` writes were acknowledged (`write` answered true)
+    /// or 60 s have passed, kills `server` with SIGKILL, lets the writers end and returns the acknowledged indices.
+    static func killWhileWriting(
+        _ server: ServeProcess, writers: Int, total: Int, until: Int, write: @escaping @Sendable (Int) -> Bool
+    ) -> [Int] {
+        let acknowledged = Acknowledged()
+        let group = DispatchGroup()
+        for writer in 0..<writers {
+            DispatchQueue.global().async(group: group) {
+                var index = writer
+                while acknowledged.keepGoing && index < total {
+                    if write(index) { acknowledged.add(index) }
+                    index += writers
+                }
+            }
+        }
+        let deadline = Date().addingTimeInterval(60)
+        while acknowledged.count < until && Date() < deadline { usleep(1000) }
+        server.signal(SIGKILL)
+        acknowledged.stop()
+        group.wait()
+        return acknowledged.ids
+    }
 }
 
 /// Runs a program to completion.

@@ -58,24 +58,13 @@ struct StoreNotificationProcessTests {
         let location = ledger == .postgresql ? try PostgreSQLTestServer.shared().createDatabase() : "ledger.sqlite"
         let path = try configFile(files, ledger: location, receiverURL: receiver.url)
         let server = try ServeProcess(config: path)
-        let acknowledged = Acknowledged()
-        let writers = DispatchGroup()
-        for writer in 0..<2 {
-            DispatchQueue.global().async(group: writers) {
-                var index = writer
-                while acknowledged.keepGoing && index < 400 {
-                    let body = StoreAPIFixture.purchase("alice", StoreAPITests.coins, "\(7000 + index)", day: 1)
-                    if server.post("/v1/transactions", json: body) == 201 { acknowledged.add(7000 + index) }
-                    index += 2
-                }
-            }
+        let acknowledged = Acknowledged.killWhileWriting(server, writers: 2, total: 400, until: 40) { index in
+            server.post(
+                "/v1/transactions",
+                json: StoreAPIFixture.purchase("alice", StoreAPITests.coins, "\(7000 + index)", day: 1))
+                == 201
         }
-        let deadline = Date().addingTimeInterval(60)
-        while acknowledged.count < 40 && Date() < deadline { usleep(1000) }
-        server.signal(SIGKILL)
-        acknowledged.stop()
-        writers.wait()
-        let ids = Set(acknowledged.ids.map(String.init))
+        let ids = Set(acknowledged.map { String(7000 + $0) })
         #expect(ids.count >= 40)
 
         receiver.answerSuccess()
