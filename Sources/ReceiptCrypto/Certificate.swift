@@ -121,6 +121,13 @@ public final class Certificate: @unchecked Sendable, Hashable, CustomStringConve
     /// Whether subject and issuer match and the certificate's own key verifies its signature.
     public var isSelfSigned: Bool { X509_self_signed(pointer, 1) == 1 }
 
+    /// Whether `issuer` issued this certificate: it is named as the issuer, and the signature verifies with its key.
+    public func isIssued(by issuer: Certificate) -> Bool {
+        guard self.issuer == issuer.subject, let key = X509_get0_pubkey(issuer.pointer) else { return false }
+        defer { clearOpenSSLErrors() }
+        return X509_verify(pointer, key) == 1
+    }
+
     /// Whether a keyUsage extension is present and lacks digitalSignature.
     public var keyUsageForbidsSigning: Bool {
         let usage = X509_get_key_usage(pointer)

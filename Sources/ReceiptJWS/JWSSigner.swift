@@ -28,7 +28,7 @@ public struct JWSSigner: Sendable {
         guard key.matches(leaf) else {
             throw JWSError(.signingFailed, "the key does not match the leaf certificate \"\(leaf.subject)\"")
         }
-        for (child, parent) in zip(chain, chain.dropFirst()) where child.issuer != parent.subject {
+        for (child, parent) in zip(chain, chain.dropFirst()) where !child.isIssued(by: parent) {
             throw JWSError(
                 .signingFailed,
                 "chain certificate \"\(parent.subject)\" did not issue \"\(child.subject)\" (issued by \"\(child.issuer)\")"

@@ -97,6 +97,19 @@ extension ReceiptService {
                 request, bundleID: parameters[tokenBundleParameter] ?? "",
                 transactionID: parameters["transactionId"] ?? "")
         },
+        // Version 1 of Get Transaction History, still the default of Apple's libraries, answers as version 2.
+        Route("GET", "/inApps/v1/history/{transactionId}", .storeAPI) {
+            (service, request, parameters) throws(ServiceError) in
+            try service.storeTransactionHistory(
+                request, bundleID: parameters[tokenBundleParameter] ?? "",
+                transactionID: parameters["transactionId"] ?? "")
+        },
+        Route("GET", "/inApps/v2/refund/lookup/{transactionId}", .storeAPI) {
+            (service, request, parameters) throws(ServiceError) in
+            try service.storeRefundHistory(
+                request, bundleID: parameters[tokenBundleParameter] ?? "",
+                transactionID: parameters["transactionId"] ?? "")
+        },
         Route("GET", "/inApps/v1/subscriptions/{transactionId}", .storeAPI) {
             (service, request, parameters) throws(ServiceError) in
             try service.storeSubscriptionStatuses(

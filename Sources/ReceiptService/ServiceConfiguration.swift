@@ -214,7 +214,8 @@ public struct ServiceConfiguration: Sendable {
         catalogs = try Self.catalogs(reader, resolve: resolve)
         appleNotifications = try Self.appleNotifications(reader, environment: environment, resolve: resolve)
         storeAPI = try Self.storeAPI(
-            reader, signer: signer, trustAnchors: trustAnchors, catalogs: catalogs, resolve: resolve)
+            reader, signer: signer, trustAnchors: trustAnchors + (appleNotifications?.trustAnchors ?? []),
+            catalogs: catalogs, resolve: resolve)
         try readLimits(reader)
     }
 

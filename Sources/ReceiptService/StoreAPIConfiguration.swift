@@ -127,9 +127,15 @@ extension ServiceConfiguration {
         }
         var chain = [credentials.certificate] + credentials.chain
         if let last = chain.last, !last.isSelfSigned,
-            let root = trustAnchors.first(where: { $0.subject == last.issuer && $0.isSelfSigned })
+            let root = trustAnchors.first(where: { $0.isSelfSigned && last.isIssued(by: $0) })
         {
             chain.append(root)
+        }
+        guard chain.last?.isSelfSigned == true else {
+            throw JSONFieldError(
+                path: path,
+                rule: "the signing chain must end at its root, which Apple's verifiers require in x5c: put the root "
+                    + "of \"\(chain.last?.issuer ?? "")\" in signing.chain or trust")
         }
         do {
             return try JWSSigner(key: credentials.key, chain: chain)

@@ -5,11 +5,15 @@ import ReceiptLedger
 import ReceiptModel
 import StrictJSON
 
-/// `GET /inApps/v2/history/{transactionId}` (Apple's Get Transaction History, version 2): every transaction of
-/// the customer who made `transactionId` (a transaction or original transaction id) in the token's app, signed, 20
-/// a page, in purchase order (`sort` `ASCENDING`, the default, or `DESCENDING`), filtered as Apple's by
-/// `startDate`/`endDate` (purchase date, milliseconds), `productId`, `productType`, `subscriptionGroupIdentifier`,
-/// `inAppOwnershipType` and `revoked`. `revision` continues after the page that returned it, with the same query.
+/// `GET /inApps/v2/history/{transactionId}` (Apple's Get Transaction History, version 2; version 1's path answers
+/// the same): every transaction of the customer who made `transactionId` (a transaction or original transaction
+/// id) in the token's app, signed, 20 a page, in purchase order (`sort` `ASCENDING`, the default, or
+/// `DESCENDING`), filtered as Apple's by `startDate`/`endDate` (purchase date, milliseconds), `productId`,
+/// `productType`, `subscriptionGroupIdentifier`, `inAppOwnershipType` and `revoked`. `revision` continues after
+/// the page that returned it, with the same query.
+///
+/// `GET /inApps/v2/refund/lookup/{transactionId}` (Apple's Get Refund History): the same customer's refunded
+/// transactions, paged the same way by `revision`.
 extension ReceiptService {
     /// Transactions in one page, as Apple's.
     static let historyPageSize = 20
@@ -18,10 +22,40 @@ extension ReceiptService {
         throws(ServiceError) -> HTTPResponse
     {
         let signing = try storeAPISignedData(bundleID: bundleID)
-        let query = try HistoryQuery(request)
-        let customerID = try storeAPICustomer(of: transactionID, bundleID: bundleID)
+        let page = try historyPage(try HistoryQuery(request.query), signing, transactionID: transactionID)
+        return .json(
+            JSONObject([
+                "revision": .string(page.revision),
+                "hasMore": .bool(page.hasMore),
+                "bundleId": .string(bundleID),
+                "appAppleId": .integer(signing.app.appAppleID),
+                "environment": .string(signing.environment.rawValue),
+                "signedTransactions": .array(page.signed),
+            ]))
+    }
+
+    func storeRefundHistory(_ request: HTTPRequest, bundleID: String, transactionID: String)
+        throws(ServiceError) -> HTTPResponse
+    {
+        let signing = try storeAPISignedData(bundleID: bundleID)
+        var query = try HistoryQuery(request.query.filter { $0.name == "revision" })
+        query.revoked = true
+        let page = try historyPage(query, signing, transactionID: transactionID)
+        return .json(
+            JSONObject([
+                "signedTransactions": .array(page.signed), "revision": .string(page.revision),
+                "hasMore": .bool(page.hasMore),
+            ]))
+    }
+
+    /// One page of the transactions `query` selects among those of the customer of `transactionID`, signed, with
+    /// the revision of the next page and whether there is one.
+    private func historyPage(_ query: HistoryQuery, _ signing: StoreAPISignedData, transactionID: String)
+        throws(ServiceError) -> (signed: [JSONValue], revision: String, hasMore: Bool)
+    {
+        let customerID = try storeAPICustomer(of: transactionID, bundleID: signing.app.bundleID)
         let all = try storeAPILedger { () throws(LedgerError) in
-            try ledger.transactions(customerID: customerID, bundleID: bundleID)
+            try ledger.transactions(customerID: customerID, bundleID: signing.app.bundleID)
         }
         var selected = all.filter { query.selects($0, signing) }
         if query.descending { selected.reverse() }
@@ -34,15 +68,7 @@ extension ReceiptService {
         var signed: [JSONValue] = []
         for transaction in page { signed.append(.string(try signing.sign(signing.transactionPayload(transaction)))) }
         let last = page.last.map(HistoryQuery.key) ?? query.after
-        return .json(
-            JSONObject([
-                "revision": .string(query.revision(after: last)),
-                "hasMore": .bool(selected.count > page.count),
-                "bundleId": .string(bundleID),
-                "appAppleId": .integer(signing.app.appAppleID),
-                "environment": .string(signing.environment.rawValue),
-                "signedTransactions": .array(signed),
-            ]))
+        return (signed, query.revision(after: last), selected.count > page.count)
     }
 
     /// The customer of `transactionID`, a transaction or an original transaction id of the app; Apple's 4040010
@@ -95,9 +121,10 @@ struct HistoryQuery {
     var familySharedOnly = false
     var after: Key?
 
-    init(_ request: HTTPRequest) throws(ServiceError) {
+    /// The query of the arguments `query`; arguments Apple does not define are ignored.
+    init(_ query: [(name: String, value: String)]) throws(ServiceError) {
         var revisionText: String?
-        for (name, value) in request.query {
+        for (name, value) in query {
             switch name {
             case "sort":
                 guard value == "ASCENDING" || value == "DESCENDING" else {

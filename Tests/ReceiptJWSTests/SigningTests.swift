@@ -121,6 +121,18 @@ struct SigningTests {
         }
     }
 
+    @Test("the signer refuses an issuer with the right name but another key")
+    func impostorIssuer() throws {
+        let chain = try Fresh.chain.get()
+        let other = try DevelopmentChain.create(algorithm: .ecP256)
+        #expect(other.root.subject == chain.root.subject)
+        #expect(throws: JWSError.self) {
+            try JWSSigner(key: chain.signerKey, chain: [chain.signer, chain.intermediate, other.root])
+        }
+        #expect(
+            try JWSSigner(key: chain.signerKey, chain: [chain.signer, chain.intermediate, chain.root]).chain.count == 3)
+    }
+
     @Test("signatures are randomised but always 64 bytes")
     func signatureShape() throws {
         let first = Vectors.parts(try Fresh.transaction())[2]

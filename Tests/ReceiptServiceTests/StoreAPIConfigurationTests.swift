@@ -104,6 +104,23 @@ struct StoreAPIConfigurationTests {
         }
     }
 
+    @Test("store_api refuses a signing chain that does not reach its root, since x5c must end at it")
+    func needsRoot() throws {
+        let files = try files()
+        let other = try DevelopmentChain.create(algorithm: .ecP256)
+        try files.write("other-root.pem", other.root.pemEncoded)
+        let members =
+            ConfigurationTests.Files.valid.filter { !$0.hasPrefix(#""trust""#) } + [
+                #""trust":["other-root.pem"]"#, Self.storeAPI(),
+            ]
+        #expect {
+            try files.configuration(members)
+        } throws: { error in
+            guard let error = error as? ServiceConfigurationError else { return false }
+            return error.path == "store_api" && error.rule.contains("must end at its root")
+        }
+    }
+
     @Test("store_api needs a signing key, and an EC P-256 one")
     func needsECSigning() throws {
         let files = try files()

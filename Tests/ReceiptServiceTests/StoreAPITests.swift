@@ -137,6 +137,27 @@ struct StoreAPITests {
         #expect(Self.ids(results[5]) == ["1002"])
     }
 
+    @Test("version 1 of the history path, the default of Apple's library, answers as version 2")
+    func historyVersion1() throws {
+        let fixture = try StoreAPIFixture()
+        try fixture.record(StoreAPIFixture.purchase("alice", Self.coins, "1000", day: 1))
+        try fixture.record(StoreAPIFixture.purchase("alice", Self.removeAds, "1001", day: 2))
+        let history = try fixture.call("history", ["id": .string("1000"), "version": .string("v1")])
+        #expect(Self.ids(history) == ["1000", "1001"])
+    }
+
+    @Test("Get Refund History lists the customer's refunded transactions only")
+    func refundHistory() throws {
+        let fixture = try StoreAPIFixture()
+        try fixture.record(StoreAPIFixture.purchase("alice", Self.coins, "1000", day: 1))
+        try fixture.record(StoreAPIFixture.purchase("alice", Self.removeAds, "1001", day: 2))
+        _ = try fixture.service.post(
+            "/v1/transactions/1001/cancellation", json: #"{"cancellation_date_ms": 1717459200000}"#)
+        let refunds = try fixture.call("refund_history", ["id": .string("1000")])
+        #expect(Self.ids(refunds) == ["1001"])
+        #expect(refunds["has_more"] == .bool(false))
+    }
+
     @Test("history finds the customer by an original transaction id too")
     func historyByOriginalTransaction() throws {
         let fixture = try StoreAPIFixture()

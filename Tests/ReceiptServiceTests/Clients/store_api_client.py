@@ -8,8 +8,8 @@ answer is decoded with the library's SignedDataVerifier pinned to "root" (offlin
 result holds what Apple's verifier believes. An APIException becomes {"api_error": {"status", "error_code",
 "error_message"}}; a VerificationException {"verification_error": STATUS}.
 
-Calls: transaction_info {id}; history {id, revision?, start?, end?, product_ids?, product_types?, sort?, groups?,
-revoked?}; statuses {id, status?}; test_notification {}; test_status {token}; notification_history {start, end,
+Calls: transaction_info {id}; history {id, version? ("v1", default "v2"), revision?, start?, end?, product_ids?,
+product_types?, sort?, groups?, revoked?}; refund_history {id, revision?}; statuses {id, status?}; test_notification {}; test_status {token}; notification_history {start, end,
 pagination_token?, type?, subtype?, transaction_id?, only_failures?}; decode_notification {signed_payload}.
 """
 
@@ -78,11 +78,17 @@ def main():
                 productTypes=[ProductType(t) for t in call["product_types"]] if "product_types" in call else None,
                 sort=Order(call["sort"]) if "sort" in call else None,
                 subscriptionGroupIdentifiers=call.get("groups"), revoked=call.get("revoked"))
-            answer = client.get_transaction_history(
-                call["id"], call.get("revision"), request, GetTransactionHistoryVersion.V2)
+            version = GetTransactionHistoryVersion(call.get("version", "v2"))
+            answer = client.get_transaction_history(call["id"], call.get("revision"), request, version)
             return {
                 "revision": answer.revision, "has_more": answer.hasMore, "bundle_id": answer.bundleId,
                 "app_apple_id": answer.appAppleId, "environment": plain(answer.environment),
+                "transactions": [transaction(signed) for signed in answer.signedTransactions],
+            }
+        if name == "refund_history":
+            answer = client.get_refund_history(call["id"], call.get("revision"))
+            return {
+                "revision": answer.revision, "has_more": answer.hasMore,
                 "transactions": [transaction(signed) for signed in answer.signedTransactions],
             }
         if name == "statuses":
