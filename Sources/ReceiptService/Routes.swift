@@ -197,7 +197,7 @@ extension ReceiptService {
             }
             return .success(try route.handle(self, request, decoded))
         } catch {
-            return .failure(error)
+            return .failure(route.access == .storeAPI ? error.inAppleShape : error)
         }
     }
 

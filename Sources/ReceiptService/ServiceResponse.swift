@@ -27,6 +27,20 @@ struct ServiceError: Error, Sendable {
         badRequest(error.path.isEmpty ? "request body \(error.rule)" : "\(error.path): \(error.rule)")
     }
 
+    /// This error as Apple's server API answers it: itself when it has an ``appleErrorCode``, else Apple's general
+    /// code for its status (4000000 bad request, 5000001 retryable, 5000000 otherwise) with the message.
+    var inAppleShape: ServiceError {
+        guard appleErrorCode == nil else { return self }
+        var error: ServiceError
+        switch status {
+        case 503: error = .apple(status, 5_000_001, "A retryable error occurred: \(message)")
+        case 500...: error = .apple(status, 5_000_000, "An unknown error occurred: \(message)")
+        default: error = .apple(status, 4_000_000, "Bad request: \(message)")
+        }
+        error.headers = headers
+        return error
+    }
+
     var response: HTTPResponse {
         if let appleErrorCode {
             var response = HTTPResponse.json(

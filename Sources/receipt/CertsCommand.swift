@@ -11,7 +11,8 @@ enum CertsCommand {
         private keys (mode 0600). Existing files are never replaced. Never ship these keys or trust this root in
         production; see certs/README.md for a production chain.
 
-        Files: root-ca.pem root-ca.key intermediate-ca.pem intermediate-ca.key receipt-signer.pem receipt-signer.key
+        Files: root-ca.pem, root-ca.cer (the root in DER), root-ca.key, intermediate-ca.pem, intermediate-ca.key,
+               receipt-signer.pem, receipt-signer.key
 
         Options:
           --algorithm rsa|ec   RSA-2048 (default) or EC P-256 keys.
@@ -37,16 +38,17 @@ enum CertsCommand {
         guard let profile = DevelopmentChain.Profile(rawValue: profileName) else {
             throw .usage("--profile must be standard or apple-compatible, not \"\(profileName)\"")
         }
-        let files: [(name: String, content: String, mode: mode_t)]
+        let files: [(name: String, content: [UInt8], mode: mode_t)]
         do {
             let chain = try DevelopmentChain.create(algorithm: algorithm, profile: profile)
             files = [
-                ("root-ca.pem", try chain.root.pemEncoded, 0o644),
-                ("root-ca.key", try chain.rootKey.pkcs8PEM, 0o600),
-                ("intermediate-ca.pem", try chain.intermediate.pemEncoded, 0o644),
-                ("intermediate-ca.key", try chain.intermediateKey.pkcs8PEM, 0o600),
-                ("receipt-signer.pem", try chain.signer.pemEncoded, 0o644),
-                ("receipt-signer.key", try chain.signerKey.pkcs8PEM, 0o600),
+                ("root-ca.pem", Array(try chain.root.pemEncoded.utf8), 0o644),
+                ("root-ca.cer", chain.root.derEncoded, 0o644),
+                ("root-ca.key", Array(try chain.rootKey.pkcs8PEM.utf8), 0o600),
+                ("intermediate-ca.pem", Array(try chain.intermediate.pemEncoded.utf8), 0o644),
+                ("intermediate-ca.key", Array(try chain.intermediateKey.pkcs8PEM.utf8), 0o600),
+                ("receipt-signer.pem", Array(try chain.signer.pemEncoded.utf8), 0o644),
+                ("receipt-signer.key", Array(try chain.signerKey.pkcs8PEM.utf8), 0o600),
             ]
         } catch {
             throw .rejected("creating the chain failed: \(error)")
@@ -63,7 +65,7 @@ enum CertsCommand {
         var written: [String] = []
         do {
             for (file, path) in zip(files, paths) {
-                try Files.write(Array(file.content.utf8), to: path, mode: file.mode, replace: false)
+                try Files.write(file.content, to: path, mode: file.mode, replace: false)
                 written.append(path)
             }
         } catch {
@@ -72,7 +74,8 @@ enum CertsCommand {
         }
         let summary = """
             Created a TEST-ONLY \(algorithm == .rsa2048 ? "RSA-2048" : "EC P-256") chain in \(directory):
-              trust anchor:  root-ca.pem (use with: receipt verify --trust \(paths[0]))
+              trust anchor:  root-ca.pem (use with: receipt verify --trust \(paths[0])),
+                             root-ca.cer (the same in DER, as Apple's libraries load roots)
               intermediate:  intermediate-ca.pem
               signer:        receipt-signer.pem + receipt-signer.key
             Never ship these keys or trust this root in production.

@@ -49,6 +49,15 @@ struct CLITests {
         }
     }
 
+    @Test("certs create also writes the root in DER, the same certificate as its PEM")
+    func certsCreateWritesDERRoot() throws {
+        let runner = try CLIRunner()
+        #expect(try runner.run(["certs", "create", "dev", "--algorithm", "ec"]).status == 0)
+        let pem = try Certificate.load(pemOrDER: runner.read("dev/root-ca.pem"))
+        let der = try Certificate(derEncoded: runner.read("dev/root-ca.cer"))
+        #expect(pem.first?.derEncoded == der.derEncoded)
+    }
+
     @Test("certs create never replaces existing files")
     func certsCreateRefusesToOverwrite() throws {
         let runner = try CLIRunner()

@@ -258,6 +258,15 @@ struct StoreAPITests {
         #expect(try fixture.service.send("GET", "/inApps/v1/transactions/1000", token: good).status == 200)
     }
 
+    @Test("a body that is not JSON on Apple's paths is Apple's general bad request, 4000000")
+    func unreadableBody() throws {
+        let fixture = try StoreAPIFixture()
+        let token = try StoreAPIFixture.token(expires: ReceiptService.systemTime().adding(seconds: 300))
+        let reply = try fixture.service.send("POST", "/inApps/v1/notifications/history", body: [], token: token)
+        #expect(reply.status == 400)
+        #expect(try reply.json()["errorCode"] == .integer(4_000_000))
+    }
+
     @Test("without store_api, Apple's paths answer 404 with Apple's error body")
     func notConfigured() throws {
         let service = try ServiceFixture()
