@@ -140,6 +140,8 @@ enum Batch {
         var output: [UInt8] = []
         output.reserveCapacity(outputBuffer + outputBuffer / 2)
         let workers = ReceiptVerifier.defaultThreadCount
+        let progress = Progress(label: "receipt verify", unit: "files", total: listing.entries.count)
+        defer { progress?.finish() }
         try BatchPipeline.run(
             count: listing.entries.count, workers: workers, window: windowPerWorker * workers,
             produce: { index in outcome(of: listing.entries[index], with: verifier, options: options, json: json) },
@@ -150,11 +152,14 @@ enum Batch {
                 case .unreadable: counts.unreadable += 1
                 }
                 output += outcome.line
+                progress?.advance()
                 if output.count >= outputBuffer {
+                    progress?.finish()
                     try Files.writeAllToStandardOutput(output)
                     output.removeAll(keepingCapacity: true)
                 }
             })
+        progress?.finish()
         try Files.writeAllToStandardOutput(output)
         let total = counts.valid + counts.invalid + counts.unreadable
         var summary =

@@ -96,7 +96,11 @@ enum LedgerCommand {
         defer { to.close() }
         var transactions = (new: 0, already: 0)
         var refunds = (new: 0, already: 0)
+        let total = try ledger(source) { () throws(LedgerError) in try from.count() }
+        let progress = Progress(label: "receipt ledger copy", unit: "transactions", total: total)
+        defer { progress?.finish() }
         try forEachTransaction(in: from, source) { (transaction) throws(CommandFailure) in
+            progress?.advance()
             let id = transaction.purchase.transactionID
             let recorded = try ledger(target) { () throws(LedgerError) in try to.record(transaction) }
             if case .created = recorded { transactions.new += 1 } else { transactions.already += 1 }
@@ -106,6 +110,7 @@ enum LedgerCommand {
             }
             if case .created = refund { refunds.new += 1 } else { refunds.already += 1 }
         }
+        progress?.finish()
         var notifications = (new: 0, already: 0)
         var renewals = 0
         try forEachRenewalInfo(in: from, source) { (info) throws(CommandFailure) in
