@@ -104,7 +104,11 @@ let package = Package(
                 "Entitlements", "HTTPClient", "HTTPServer", "ReceiptCrypto", "ReceiptDER", "ReceiptJWS",
                 "ReceiptLedger", "ReceiptModel", "ReceiptSigner", "ReceiptVerifier", "StrictJSON", "ZoneInfo",
             ],
-            resources: [.embedInCode("openapi.json")]
+            resources: [
+                .embedInCode("openapi.json"), .embedInCode("Console/index.html"),
+                .embedInCode("Console/sign-in.html"), .embedInCode("Console/console.js"),
+                .embedInCode("Console/console.css"),
+            ]
         ),
 
         .target(
