@@ -185,9 +185,11 @@ function drawRequests(chart, minutes) {
             }));
         }
         marks.push(bar);
-        if (index % 15 === 0 || index === minutes.length - 1) {
-            marks.push(svg("text", { class: "label", x: x + slot / 2, y: height - 6, "text-anchor": "middle" },
-                minuteOf(start)));
+        const lastBar = index === minutes.length - 1;
+        if (index % 15 === 0 || lastBar) {
+            marks.push(svg("text", {
+                class: "label", x: lastBar ? x + slot : x, y: height - 6, "text-anchor": lastBar ? "end" : "start",
+            }, minuteOf(start)));
         }
     });
     marks.push(svg("line", { class: "axis", x1: left, x2: width, y1: y(0), y2: y(0) }));
@@ -467,7 +469,8 @@ function drawTimeline(chart, apps, now) {
         const date = new Date(start + ((end - start) * step) / 4);
         const tickX = x(date);
         marks.push(svg("line", { class: "axis", x1: tickX, x2: tickX, y1: axisY, y2: axisY + 4 }));
-        marks.push(svg("text", { class: "label", x: tickX, y: axisY + 16, "text-anchor": "middle" }, shortDate(date)));
+        const anchor = step === 4 ? "end" : "middle";
+        marks.push(svg("text", { class: "label", x: tickX, y: axisY + 16, "text-anchor": anchor }, shortDate(date)));
     }
     marks.push(svg("line", { class: "now", x1: x(now), x2: x(now), y1: top, y2: axisY },
         svg("title", {}, `now: ${when(now.toISOString())}`)));
@@ -490,12 +493,18 @@ function loadNotifications() {
         const sent = (answer.sent || []).map((notification) => row(when(notification.signed_date),
             typeOf(notification), text(notification.bundle_id), text(notification.url),
             text(notification.transaction_id),
-            notification.delivered ? "yes" : `no; next attempt ${when(notification.next_attempt_date)}`,
+            deliveryOf(notification),
             el("ul", { class: "plain" }, ...(notification.attempts || []).map(attemptItem)),
         ));
         fill(byId("notifications-received").tBodies[0], ...(received.length ? received : [emptyRow(6, "none yet")]));
         fill(byId("notifications-sent").tBodies[0], ...(sent.length ? sent : [emptyRow(7, "none yet")]));
     });
+}
+
+function deliveryOf(notification) {
+    if (notification.delivered) return "yes";
+    if (notification.next_attempt_date) return `not yet; next attempt ${when(notification.next_attempt_date)}`;
+    return "no; every attempt failed";
 }
 
 function attemptItem(attempt) {
