@@ -101,8 +101,9 @@ let package = Package(
         .target(
             name: "ReceiptService",
             dependencies: [
-                "Entitlements", "HTTPClient", "HTTPServer", "ReceiptCrypto", "ReceiptDER", "ReceiptJWS",
-                "ReceiptLedger", "ReceiptModel", "ReceiptSigner", "ReceiptVerifier", "StrictJSON", "ZoneInfo",
+                "Entitlements", "HTTPClient", "HTTPServer", "PurchaseVerifier", "ReceiptCrypto", "ReceiptDER",
+                "ReceiptJWS", "ReceiptLedger", "ReceiptModel", "ReceiptSigner", "ReceiptVerifier", "StrictJSON",
+                "ZoneInfo",
             ],
             resources: [
                 .embedInCode("openapi.json"), .embedInCode("Console/index.html"),

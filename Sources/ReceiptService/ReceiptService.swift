@@ -1,6 +1,7 @@
 import Entitlements
 import Glibc
 import HTTPServer
+import PurchaseVerifier
 import ReceiptCrypto
 import ReceiptJWS
 import ReceiptLedger
@@ -26,6 +27,11 @@ public final class ReceiptService: Sendable {
     let metrics: ServiceMetrics
     /// Receipts signed for `latest_receipt` and restores, by the content they cover.
     let signedReceipts = SignedReceiptCache()
+    /// The console's signed-in sessions.
+    let consoleSessions = ConsoleSessions()
+    /// Verifies whatever the console's inspector is given, against every anchor the service trusts; nil when the
+    /// console is off.
+    let inspector: PurchaseVerifier?
     private let tokenDigests: [[UInt8]]
     private let log: @Sendable (String) -> Void
     let clock: @Sendable () -> ReceiptDate
@@ -44,7 +50,20 @@ public final class ReceiptService: Sendable {
     ) throws(ServiceConfigurationError) {
         self.configuration = configuration
         self.ledger = ledger
-        metrics = ServiceMetrics(droppedLogLines: droppedLogLines)
+        metrics = ServiceMetrics(droppedLogLines: droppedLogLines, clock: clock)
+        if configuration.console != nil && configuration.tokens.isEmpty {
+            throw ServiceConfigurationError(
+                path: "console.enabled", rule: "is true but no tokens are configured to sign in with")
+        }
+        do {
+            inspector = try configuration.console.map { _ throws(CryptoError) in
+                try PurchaseVerifier(
+                    trustAnchors: configuration.trustAnchors + (configuration.appleNotifications?.trustAnchors ?? []),
+                    limits: configuration.verificationLimits)
+            }
+        } catch {
+            throw ServiceConfigurationError(path: "trust", rule: "\(error)")
+        }
         do {
             verifier = try ReceiptVerifier(
                 trustAnchors: configuration.trustAnchors, limits: configuration.verificationLimits)
@@ -94,11 +113,12 @@ public final class ReceiptService: Sendable {
     public func handle(_ request: HTTPRequest) -> HTTPResponse {
         let started = Self.monotonicSeconds()
         let (route, outcome) = route(request)
-        let response: HTTPResponse
+        var response: HTTPResponse
         switch outcome {
         case .success(let answer): response = answer
         case .failure(let error): response = error.response
         }
+        if Self.isConsolePath(request.path) { response.headers += Self.consoleHeaders }
         let seconds = Self.monotonicSeconds() - started
         metrics.recordRequest(route: route, status: response.status, seconds: seconds)
         var line: [UInt8] = []
@@ -125,13 +145,19 @@ public final class ReceiptService: Sendable {
                 status: 401, code: "unauthorized", message: "this endpoint requires Authorization: Bearer TOKEN",
                 headers: challenge)
         }
-        let presented = DigestAlgorithm.sha256.hash(token[...])
-        var matched = false
-        for digest in tokenDigests where constantTimeEquals(digest, presented) { matched = true }
-        guard matched else {
+        guard isConfiguredToken(token) else {
             throw ServiceError(
                 status: 401, code: "unauthorized", message: "the bearer token is not valid", headers: challenge)
         }
+    }
+
+    /// Whether `token` is one of the configured tokens, compared in constant time: the SHA-256 of what is
+    /// presented against each token's, every one of them compared.
+    func isConfiguredToken(_ token: [UInt8]) -> Bool {
+        let presented = DigestAlgorithm.sha256.hash(token[...])
+        var matched = false
+        for digest in tokenDigests where constantTimeEquals(digest, presented) { matched = true }
+        return matched
     }
 
     /// The token of `Authorization: Bearer TOKEN` (the scheme's name in any case, one or more spaces after it), or

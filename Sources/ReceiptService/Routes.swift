@@ -15,6 +15,14 @@ extension ReceiptService {
         /// Apple's server API: a JWT of a configured API key (``APITokenVerifier``), whose `bid` the handler gets as
         /// ``ReceiptService/tokenBundleParameter``; errors are Apple's error bodies.
         case storeAPI
+        /// The console's API: a live session cookie, and on a POST the session's `X-CSRF-Token` and an `Origin`
+        /// (when sent) of this host; 401 without a session. The handler gets the session id as
+        /// ``ReceiptService/consoleSessionParameter``.
+        case console
+        /// A console page: as ``console``, but without a session the browser is sent to the sign-in page (303).
+        case consolePage
+        /// Signing in to the console: anyone, on a POST with an `Origin` (when sent) of this host.
+        case consoleSignIn
     }
 
     /// One endpoint. Templates name their parameters in braces (`{transaction_id}`); a parameter is one path
@@ -129,6 +137,31 @@ extension ReceiptService {
             (service, request, parameters) throws(ServiceError) in
             try service.notificationHistory(request, bundleID: parameters[tokenBundleParameter] ?? "")
         },
+        Route("GET", "/console", .open) { (_, _, _) throws(ServiceError) in seeOther("/console/") },
+        Route("GET", "/console/sign-in", .open) { (_, _, _) throws(ServiceError) in
+            consoleFile(PackageResources.sign_in_html, type: "text/html; charset=utf-8")
+        },
+        Route("POST", "/console/sign-in", .consoleSignIn) { (service, request, _) throws(ServiceError) in
+            try service.consoleSignIn(request)
+        },
+        Route("POST", "/console/sign-out", .console) { (service, _, parameters) throws(ServiceError) in
+            service.consoleSignOut(sessionID: parameters[consoleSessionParameter] ?? "")
+        },
+        Route("GET", "/console/", .consolePage) { (_, _, _) throws(ServiceError) in
+            consoleFile(PackageResources.index_html, type: "text/html; charset=utf-8")
+        },
+        Route("GET", "/console/index.html", .consolePage) { (_, _, _) throws(ServiceError) in
+            consoleFile(PackageResources.index_html, type: "text/html; charset=utf-8")
+        },
+        Route("GET", "/console/console.js", .open) { (_, _, _) throws(ServiceError) in
+            consoleFile(PackageResources.console_js, type: "text/javascript; charset=utf-8")
+        },
+        Route("GET", "/console/console.css", .open) { (_, _, _) throws(ServiceError) in
+            consoleFile(PackageResources.console_css, type: "text/css; charset=utf-8")
+        },
+        Route("GET", "/console/api/session", .console) { (service, _, parameters) throws(ServiceError) in
+            try service.consoleSessionInfo(sessionID: parameters[consoleSessionParameter] ?? "")
+        },
         Route("GET", "/healthz", .open) { (service, _, _) throws(ServiceError) in try service.health() },
         Route("GET", "/metrics", .open) { (service, _, _) throws(ServiceError) in service.metricsText() },
         Route("GET", "/openapi.json", .open) { (_, _, _) throws(ServiceError) in
@@ -150,6 +183,9 @@ extension ReceiptService {
     /// The route template (for metrics and logs) and the answer: the route's, or 404 for a path no route has,
     /// 405 with `Allow` for a method the path does not take.
     func route(_ request: HTTPRequest) -> (String, Result<HTTPResponse, ServiceError>) {
+        if configuration.console == nil && Self.isConsolePath(request.path) {
+            return ("other", .failure(Self.consoleOff))
+        }
         let path = request.path.split(separator: "/", omittingEmptySubsequences: false).dropFirst()
         var allowed: [String] = []
         var template: String?
@@ -187,6 +223,8 @@ extension ReceiptService {
             case .verification where configuration.verifyRequiresToken: try authenticate(request)
             case .verification, .open: break
             case .storeAPI: decoded[Self.tokenBundleParameter] = try authenticateStoreAPI(request)
+            case .console, .consolePage, .consoleSignIn:
+                decoded[Self.consoleSessionParameter] = try authenticateConsole(request, route.access)?.id
             }
             for (name, segment) in parameters {
                 do throws(ServiceError) {

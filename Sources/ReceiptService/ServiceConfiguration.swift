@@ -27,6 +27,7 @@ public typealias ServiceConfigurationError = JSONFieldError
 ///   "verify_requires_token": false,
 ///   "shared_secret": "…",
 ///   "catalogs": {"game": "catalog.json"},
+///   "console": {"enabled": true, "secure_cookie": false, "session_minutes": 480},
 ///   "limits": {"max_body_bytes": 1048576, "max_connections": 256, "max_connections_per_client": 64,
 ///              "connection_timeout_seconds": 30, "header_timeout_seconds": 10, "body_timeout_seconds": 30,
 ///              "threads": 0, "max_receipt_bytes": 4194304, "max_purchases": 10000, "ledger_connections": 0}
@@ -161,6 +162,19 @@ public struct ServiceConfiguration: Sendable {
     /// `store_api`, when configured; without it Apple's server API paths answer 404.
     public var storeAPI: StoreAPI?
 
+    /// `console`, when enabled; without it every `/console` path answers 404. The service refuses to start with
+    /// it and no ``tokens`` to sign in with.
+    public var console: Console?
+
+    /// Every app the service knows of: those of `store_api`, of `apple_notifications` and of the catalogs, each
+    /// once, sorted.
+    public var knownBundleIDs: [String] {
+        var bundleIDs = Set(catalogs.values.compactMap(\.bundleID))
+        bundleIDs.formUnion(appleNotifications?.bundleIDs ?? [])
+        bundleIDs.formUnion(storeAPI?.apps.map(\.bundleID) ?? [])
+        return bundleIDs.sorted()
+    }
+
     /// The catalog that describes the app `bundleID`, if one says so.
     public func catalog(forBundleID bundleID: String) -> Catalog? {
         catalogs.values.first { $0.bundleID == bundleID }
@@ -188,7 +202,7 @@ public struct ServiceConfiguration: Sendable {
         let reader = try JSONObjectReader(document)
         try reader.rejectUnknownKeys(allowed: [
             "listen", "environment", "ledger", "trust", "signing", "tokens", "verify_requires_token",
-            "shared_secret", "catalogs", "limits", "apple_notifications", "store_api",
+            "shared_secret", "catalogs", "limits", "apple_notifications", "store_api", "console",
         ])
         let resolve = { (file: String) in file.hasPrefix("/") ? file : baseDirectory + "/" + file }
         let (host, port) = try Self.listenAddress(reader.string("listen") ?? "127.0.0.1:8080", path: "listen")
@@ -216,6 +230,7 @@ public struct ServiceConfiguration: Sendable {
         storeAPI = try Self.storeAPI(
             reader, signer: signer, trustAnchors: trustAnchors + (appleNotifications?.trustAnchors ?? []),
             catalogs: catalogs, resolve: resolve)
+        console = try Self.console(reader)
         try readLimits(reader)
     }
 

@@ -36,7 +36,7 @@ struct OpenAPITests {
         #expect(routes == Self.documentedOperations)
     }
 
-    @Test("the operations that require a token say so, and the others accept none")
+    @Test("the operations that require a token or a console session say so, and the others accept none")
     func security() {
         for route in ReceiptService.routes {
             let operation = Self.document["paths"]?[route.template]?[route.method.lowercased()]
@@ -48,7 +48,9 @@ struct OpenAPITests {
                 #expect(
                     security == .array([.object(JSONObject()), .object(JSONObject(["bearerAuth": .array([])]))]),
                     "\(route.template)")
-            case .open: #expect(security == nil, "\(route.template)")
+            case .open, .consoleSignIn: #expect(security == nil, "\(route.template)")
+            case .console, .consolePage:
+                #expect(security == .array([.object(JSONObject(["consoleSession": .array([])]))]), "\(route.template)")
             case .storeAPI:
                 #expect(
                     security == .array([.object(JSONObject(["appStoreServerAPI": .array([])]))]), "\(route.template)")

@@ -95,10 +95,15 @@ struct HTTPReply: Sendable {
         return code
     }
 
-    static func fetch(_ request: URLRequest) throws -> HTTPReply {
+    /// Sends `request` and waits for the response; without `followingRedirects`, a redirect is the answer and
+    /// cookies are neither stored nor sent but for a `Cookie` header the request has.
+    static func fetch(_ request: URLRequest, followingRedirects: Bool = true) throws -> HTTPReply {
         let box = ReplyBox()
         let done = DispatchSemaphore(value: 0)
-        let session = URLSession(configuration: .ephemeral)
+        let configuration = URLSessionConfiguration.ephemeral
+        if !followingRedirects { configuration.httpShouldSetCookies = false }
+        let session = URLSession(
+            configuration: configuration, delegate: followingRedirects ? nil : RedirectRefusal(), delegateQueue: nil)
         defer { session.finishTasksAndInvalidate() }
         session.dataTask(with: request) { data, response, error in
             box.set(data: data, response: response as? HTTPURLResponse, error: error)
@@ -106,6 +111,16 @@ struct HTTPReply: Sendable {
         }.resume()
         guard done.wait(timeout: .now() + 60) == .success else { throw FixtureError("no response within 60 s") }
         return try box.reply()
+    }
+}
+
+/// Answers every redirect with "do not follow": the redirect is then the response.
+private final class RedirectRefusal: NSObject, URLSessionTaskDelegate, @unchecked Sendable {
+    func urlSession(
+        _ session: URLSession, task: URLSessionTask, willPerformHTTPRedirection response: HTTPURLResponse,
+        newRequest request: URLRequest, completionHandler: @escaping @Sendable (URLRequest?) -> Void
+    ) {
+        completionHandler(nil)
     }
 }
 
