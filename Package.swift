@@ -101,9 +101,9 @@ let package = Package(
         .target(
             name: "ReceiptService",
             dependencies: [
-                "Entitlements", "HTTPClient", "HTTPServer", "PurchaseVerifier", "ReceiptCrypto", "ReceiptDER",
-                "ReceiptJWS", "ReceiptLedger", "ReceiptModel", "ReceiptSigner", "ReceiptVerifier", "StrictJSON",
-                "ZoneInfo",
+                "Entitlements", "HTTPClient", "HTTPServer", "LegacyReceipt", "PurchaseVerifier", "ReceiptCrypto",
+                "ReceiptDER", "ReceiptJWS", "ReceiptLedger", "ReceiptModel", "ReceiptSigner", "ReceiptVerifier",
+                "StrictJSON", "ZoneInfo",
             ],
             resources: [
                 .embedInCode("openapi.json"), .embedInCode("Console/index.html"),

@@ -84,13 +84,7 @@ extension ReceiptService {
             }
             since = date
         }
-        var limit = Self.notificationPage.standard
-        if let text = request.queryValue("limit") {
-            guard let value = Int(text), (1...Self.notificationPage.maximum).contains(value) else {
-                throw .badRequest("the query argument limit must be 1 to \(Self.notificationPage.maximum)")
-            }
-            limit = value
-        }
+        let limit = try Self.pageLimit(request)
         var before: Int64?
         if let text = request.queryValue("cursor") {
             guard let value = Int64(text), value > 0 else {
@@ -106,6 +100,15 @@ extension ReceiptService {
         ])
         answer["next_cursor"] = page.next.map { .string(String($0)) } ?? .null
         return .json(answer)
+    }
+
+    /// The query argument `limit`: 1 to ``notificationPage``'s maximum, its standard size when absent.
+    static func pageLimit(_ request: HTTPRequest) throws(ServiceError) -> Int {
+        guard let text = request.queryValue("limit") else { return notificationPage.standard }
+        guard let value = Int(text), (1...notificationPage.maximum).contains(value) else {
+            throw .badRequest("the query argument limit must be 1 to \(notificationPage.maximum)")
+        }
+        return value
     }
 
     /// A stored notification as the API shows it (without the signed payload); `duplicate` says, in the answer to

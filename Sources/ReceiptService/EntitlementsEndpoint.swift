@@ -85,12 +85,31 @@ extension ReceiptService {
             }
             now = date
         }
-        let (purchases, renewals) = try ledgerOperation {
-            () throws(LedgerError) -> ([InAppPurchase], [LedgerRenewalInfo]) in
-            let purchases = try ledger.transactions(customerID: customerID, bundleID: bundleID).map(\.purchase)
-            let subscriptions = Set(purchases.filter { $0.expiresDate != nil }.compactMap(\.originalTransactionID))
-            return (purchases, try ledger.renewalInfo(originalTransactionIDs: subscriptions.sorted()))
+        let (transactions, renewals) = try customerRecords(customerID: customerID, bundleID: bundleID)
+        return .json(
+            try entitlementReport(
+                purchases: transactions.map(\.purchase), renewals: renewals, bundleID: bundleID, catalog: catalog,
+                at: now))
+    }
+
+    /// The customer's transactions in the app `bundleID` and the renewal info stored for its subscriptions.
+    func customerRecords(customerID: String, bundleID: String) throws(ServiceError) -> (
+        [LedgerTransaction], [LedgerRenewalInfo]
+    ) {
+        try ledgerOperation { () throws(LedgerError) -> ([LedgerTransaction], [LedgerRenewalInfo]) in
+            let transactions = try ledger.transactions(customerID: customerID, bundleID: bundleID)
+            let subscriptions = Set(
+                transactions.map(\.purchase).filter { $0.expiresDate != nil }.compactMap(\.originalTransactionID))
+            return (transactions, try ledger.renewalInfo(originalTransactionIDs: subscriptions.sorted()))
         }
+    }
+
+    /// What `purchases` of the app `bundleID` unlock under `catalog` at `now`, Apple's renewal info counting
+    /// billing retry within the grace period as grace: the report of `/v1/entitlements`.
+    func entitlementReport(
+        purchases: [InAppPurchase], renewals: [LedgerRenewalInfo], bundleID: String, catalog: Catalog,
+        at now: ReceiptDate
+    ) throws(ServiceError) -> JSONObject {
         var states: [String: SubscriptionRenewal] = [:]
         for info in renewals {
             states[info.originalTransactionID] = SubscriptionRenewal(
@@ -98,10 +117,9 @@ extension ReceiptService {
                 gracePeriodExpiresDate: info.gracePeriodExpiresDate)
         }
         do {
-            return .json(
-                try EntitlementEngine(catalog: catalog).evaluate(
-                    purchases: purchases, bundleID: bundleID, renewals: states, at: now
-                ).json)
+            return try EntitlementEngine(catalog: catalog).evaluate(
+                purchases: purchases, bundleID: bundleID, renewals: states, at: now
+            ).json
         } catch {
             throw ServiceError(status: 422, code: error.code.rawValue, message: error.message)
         }

@@ -162,6 +162,18 @@ extension ReceiptService {
         Route("GET", "/console/api/session", .console) { (service, _, parameters) throws(ServiceError) in
             try service.consoleSessionInfo(sessionID: parameters[consoleSessionParameter] ?? "")
         },
+        Route("POST", "/console/api/inspect", .console) { (service, request, _) throws(ServiceError) in
+            try service.consoleInspect(request)
+        },
+        Route("GET", "/console/api/customer", .console) { (service, request, _) throws(ServiceError) in
+            try service.consoleCustomer(request)
+        },
+        Route("GET", "/console/api/notifications", .console) { (service, request, _) throws(ServiceError) in
+            try service.consoleNotifications(request)
+        },
+        Route("GET", "/console/api/overview", .console) { (service, _, _) throws(ServiceError) in
+            service.consoleOverview()
+        },
         Route("GET", "/healthz", .open) { (service, _, _) throws(ServiceError) in try service.health() },
         Route("GET", "/metrics", .open) { (service, _, _) throws(ServiceError) in service.metricsText() },
         Route("GET", "/openapi.json", .open) { (_, _, _) throws(ServiceError) in

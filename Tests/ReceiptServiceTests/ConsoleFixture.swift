@@ -24,6 +24,11 @@ struct ConsoleFixture {
         }
     }
 
+    /// Requests to `service`, which has the console configured.
+    init(service: ServiceFixture) {
+        self.service = service
+    }
+
     /// One request, with the session's cookie and (on a POST) its CSRF token when `session` is given.
     func send(
         _ method: String, _ path: String, body: [UInt8]? = nil, session: Session? = nil,
