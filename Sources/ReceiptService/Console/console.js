@@ -494,7 +494,7 @@ function loadNotifications() {
             typeOf(notification), text(notification.bundle_id), text(notification.url),
             text(notification.transaction_id),
             deliveryOf(notification),
-            el("ul", { class: "plain" }, ...(notification.attempts || []).map(attemptItem)),
+            el("ul", { class: "plain attempts" }, ...(notification.attempts || []).map(attemptItem)),
         ));
         fill(byId("notifications-received").tBodies[0], ...(received.length ? received : [emptyRow(6, "none yet")]));
         fill(byId("notifications-sent").tBodies[0], ...(sent.length ? sent : [emptyRow(7, "none yet")]));
