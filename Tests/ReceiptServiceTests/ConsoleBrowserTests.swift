@@ -8,7 +8,7 @@ import Testing
 /// The console in a real browser: headless Chromium driven by Selenium (`Clients/console_browser.py`, on the
 /// project's virtual environment; `.ci/setup --tests` installs both) against a real server whose ledger was filled
 /// through the service's own endpoints. The browser runs once; each test reads what it saw of one behaviour.
-/// Screenshots go to `$CONSOLE_SCREENSHOTS` when set (the README's are made so, into docs/console), else to the
+/// Screenshots go to `$CONSOLE_SCREENSHOTS` when set (the README's are made so, into examples/console), else to the
 /// server's temporary directory.
 @Suite("The console, driven in a browser")
 struct ConsoleBrowserTests {
@@ -339,6 +339,14 @@ struct BrowserRun: Sendable {
             FileManager.default.isExecutableFile(atPath: "/usr/bin/chromedriver")
         else {
             throw FixtureError("no project Python or no /usr/bin/chromedriver: run .ci/setup --tests")
+        }
+        let check = Process()
+        check.executableURL = python
+        check.arguments = ["-c", "import selenium"]
+        try check.run()
+        check.waitUntilExit()
+        guard check.terminationStatus == 0 else {
+            throw FixtureError("the Python package selenium is missing from .venv: run .ci/setup --tests")
         }
         guard FileManager.default.createFile(atPath: log.path, contents: nil) else {
             throw FixtureError("\(log.path) could not be created")
