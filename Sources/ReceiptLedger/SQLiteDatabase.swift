@@ -31,6 +31,7 @@ final class SQLiteDatabase {
         guard !path.utf8.contains(0) else {
             throw LedgerError(.storage, "\(purpose): the path contains a NUL byte")
         }
+        _ = Self.memoryStatisticsOff
         var opened: OpaquePointer?
         let status = sqlite3_open_v2(
             path, &opened, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX, nil)
@@ -46,6 +47,13 @@ final class SQLiteDatabase {
     deinit {
         close()
     }
+
+    /// SQLite's memory statistics switched off once, before the first connection of the process: they would take
+    /// a process-wide mutex around every allocation, for which threads reading on their own connections contend.
+    /// Too late (SQLite already initialized by other code) changes nothing but that.
+    private static let memoryStatisticsOff: Void = {
+        _ = CReceiptSQLite_disableMemoryStatistics()
+    }()
 
     /// Whether SQLite opened the file read-only (it does so silently when the file is not writable by this
     /// process, even when asked for read-write); false once closed.
