@@ -17,8 +17,9 @@ final class SQLiteDatabase {
 
     /// Statements prepared by ``withStatement(_:purpose:_:)``, reset and kept for the next call with the same SQL:
     /// compiling a statement (an insert with its trigger, a select of every column) costs far more than running
-    /// it. A statement in use is out of the cache, so a nested call with the same SQL prepares one of its own.
-    private var preparedStatements: [String: OpaquePointer] = [:]
+    /// it. A statement in use stays in the cache marked as such (one lookup of its SQL per call), so a nested call
+    /// with the same SQL prepares one of its own.
+    private var preparedStatements: [String: KeptStatement] = [:]
 
     /// The most statements kept. The SQL of this module is a fixed set of texts with values bound as parameters,
     /// far fewer than this; past it, statements are finalized after use as if there were no cache.
@@ -65,8 +66,8 @@ final class SQLiteDatabase {
     /// Closes the connection; later calls fail with ``LedgerError/Code/storage``. Closing again does nothing.
     /// The kept statements are finalized first, so nothing is left open that would keep the file busy.
     func close() {
-        for statement in preparedStatements.values {
-            sqlite3_finalize(statement)
+        for kept in preparedStatements.values {
+            sqlite3_finalize(kept.handle)
         }
         preparedStatements = [:]
         sqlite3_close_v2(connection)
@@ -94,9 +95,10 @@ final class SQLiteDatabase {
         _ sql: String, purpose: String, _ body: (SQLiteStatement) throws(LedgerError) -> Result
     ) throws(LedgerError) -> Result {
         let connection = try openConnection(purpose)
+        let kept = preparedStatements[sql]
         let statement: OpaquePointer
-        if let kept = preparedStatements.removeValue(forKey: sql) {
-            statement = kept
+        if let kept, !kept.inUse {
+            statement = kept.handle
         } else {
             var prepared: OpaquePointer?
             let status = sqlite3_prepare_v3(connection, sql, -1, UInt32(SQLITE_PREPARE_PERSISTENT), &prepared, nil)
@@ -107,12 +109,21 @@ final class SQLiteDatabase {
             guard let prepared else { throw LedgerError(.storage, "\(purpose): the SQL holds no statement") }
             statement = prepared
         }
+        // The statement this call keeps using afterwards, if any: the cached one, or a new one cached now.
+        var keeping: KeptStatement?
+        if let kept, kept.handle == statement {
+            keeping = kept
+        } else if kept == nil, preparedStatements.count < Self.maximumPreparedStatements {
+            keeping = KeptStatement(statement)
+            preparedStatements[sql] = keeping
+        }
+        keeping?.inUse = true
         defer {
             // The result of reset repeats the last step's error, already thrown by the step itself.
             sqlite3_reset(statement)
             sqlite3_clear_bindings(statement)
-            if preparedStatements[sql] == nil, preparedStatements.count < Self.maximumPreparedStatements {
-                preparedStatements[sql] = statement
+            if let keeping {
+                keeping.inUse = false
             } else {
                 sqlite3_finalize(statement)
             }
@@ -313,4 +324,14 @@ private func failure(_ purpose: String, _ status: Int32, _ connection: OpaquePoi
     let generic = sqlite3_errstr(status).map { String(cString: $0) }
     return LedgerError(
         .storage, "\(purpose): \(detail ?? "unknown error") (SQLite result code \(status))", publicDetail: generic)
+}
+
+/// A prepared statement kept by ``SQLiteDatabase`` between calls, and whether a call is using it now.
+private final class KeptStatement {
+    let handle: OpaquePointer
+    var inUse = false
+
+    init(_ handle: OpaquePointer) {
+        self.handle = handle
+    }
 }

@@ -52,6 +52,26 @@ struct VerifyReceiptEndpointTests {
         #expect(json["latest_receipt"] == .string(Data(signed).base64EncodedString()))
     }
 
+    @Test(
+        "receipt data sent with line breaks and spaces (MIME style, anywhere in the text) comes back in latest_receipt without them",
+        arguments: [
+            [76: "\r\n", 152: "\r\n"], [1: " "], [7: "\n", 8: " "], [-1: "\n"],
+        ] as [[Int: String]])
+    func latestReceiptWithoutLayout(breaks: [Int: String]) throws {
+        let fixture = try ServiceFixture()
+        let signed = try ServiceFixture.signed(subscribed)
+        let plain = Data(signed).base64EncodedString()
+        var laidOut = ""
+        for (offset, character) in plain.enumerated() {
+            laidOut += breaks[offset].map { #"\#(JSONValue.string($0).serialized().dropFirst().dropLast())"# } ?? ""
+            laidOut.append(character)
+        }
+        laidOut += breaks[-1].map { #"\#(JSONValue.string($0).serialized().dropFirst().dropLast())"# } ?? ""
+        let json = try fixture.post("/verifyReceipt", json: #"{"receipt-data":"\#(laidOut)"}"#).json()
+        #expect(json["status"] == .integer(0))
+        #expect(json["latest_receipt"] == .string(plain))
+    }
+
     @Test("when the ledger knows newer transactions, latest_receipt is a fresh receipt signed by the service")
     func freshLatestReceipt() throws {
         let fixture = try ServiceFixture()
