@@ -17,12 +17,20 @@ import StrictJSON
 /// Each carries `data.signedTransactionInfo` (the transaction as stored after the change) and, for subscriptions,
 /// `data.signedRenewalInfo` and `data.status`; one `notificationUUID` for all the app's URLs.
 extension ReceiptService {
-    /// What recording `transaction` announces, or nothing when its app sends no notifications.
+    /// What recording `transaction` announces, or nothing when its app sends no notifications or the ledger holds
+    /// the transaction already.
     func outgoingNotifications(recording transaction: LedgerTransaction) throws(ServiceError)
         -> [LedgerOutgoingNotification]
     {
         guard let signing = try notificationSigning(for: transaction.bundleID) else { return [] }
         let purchase = transaction.purchase
+        // A transaction already recorded announces nothing (its repeat is answered, or refused as a conflict, by
+        // the ledger alone), so nothing is signed for it; one recorded meanwhile by another request is caught by
+        // the commit, which queues nothing after a record that stored nothing new.
+        let recorded = try ledgerOperation { () throws(LedgerError) in
+            try ledger.transaction(id: purchase.transactionID)
+        }
+        guard recorded == nil else { return [] }
         let original = purchase.originalTransactionID ?? purchase.transactionID
         guard let group = signing.subscriptionGroup(purchase.productID) else {
             return try notifications(signing, type: "ONE_TIME_CHARGE", subtype: nil, transaction: transaction)
