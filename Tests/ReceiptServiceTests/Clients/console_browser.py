@@ -188,6 +188,8 @@ class Firefox:
         with self.client.using_context("chrome"):
             self.client.execute_script("gBrowser.selectedBrowser.fullZoom = arguments[0]",
                                        script_args=[500 / NARROW if on else 1])
+        # The page's process learns of the zoom a moment later.
+        wait(lambda: (self.script("return window.innerWidth") <= NARROW) == on)
 
     def active_element(self):
         return self.client.get_active_element()
@@ -209,6 +211,8 @@ class Firefox:
 
     def prefer_dark(self, dark):
         self.client.set_pref("layout.css.prefers-color-scheme.content-override", 0 if dark else 1)
+        # The preference reaches the page's process a moment later.
+        wait(lambda: self.script("return matchMedia('(prefers-color-scheme: dark)').matches") == dark)
 
     def log(self):
         """The pages' log lines since the last call: the console service's messages from content (not from the
