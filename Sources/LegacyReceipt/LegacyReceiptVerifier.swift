@@ -174,7 +174,8 @@ public struct LegacyReceiptVerifier: Sendable {
             default: nil
             }
         guard let file, leaf.issuer.contains("O=Apple Inc.") else { return advice }
-        return advice + ": give this project's certs/apple/\(file) as one (receipt verify --intermediate)"
+        return advice + ": give this project's certs/apple/\(file) as one (receipt verify "
+            + "--intermediate, or the service's \"intermediates\")"
     }
 
     /// Under Apple's roots: the leaf carries its version's receipt marker and its issuer the matching

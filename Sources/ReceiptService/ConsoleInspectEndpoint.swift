@@ -43,7 +43,10 @@ extension ReceiptService {
         return .json { answer in
             answer.add("format", string: inspection.format)
             answer.add("valid", .bool(failure == nil))
-            answer.add("failure", failure.map { .object(Self.failureJSON($0)) } ?? .null)
+            answer.add(
+                "failure",
+                failure.map { .object(Self.failureJSON($0, missingIssuer: missingIntermediate(of: inspection))) }
+                    ?? .null)
             answer.add("checked_at", string: checkedAt.rfc3339)
             answer.add("fields", .object(inspection.fields))
             answer.add("chain", .array(inspection.chain.map { .object(Self.certificateJSON($0, at: checkedAt)) }))
@@ -63,9 +66,24 @@ extension ReceiptService {
         ])
     }
 
-    /// `{"check", "code", "message", "explanation"}` of a proof that did not verify.
-    private static func failureJSON(_ error: PurchaseProofError) -> JSONObject {
-        let (check, explanation) = InspectionFailure.meaning(of: error.code)
+    /// The issuer of an iOS 6 receipt's leaf when no configured intermediate is it: such a receipt carries its leaf
+    /// only, so its chain cannot reach a root without that certificate.
+    private func missingIntermediate(of inspection: ProofInspection) -> String? {
+        guard inspection.format == "ios6_receipt", let leaf = inspection.chain.first,
+            !configuration.intermediates.contains(where: { $0.subject == leaf.issuer })
+        else { return nil }
+        return leaf.issuer
+    }
+
+    /// `{"check", "code", "message", "explanation"}` of a proof that did not verify; an untrusted chain is
+    /// explained by `missingIssuer` when it is known to be missing.
+    private static func failureJSON(_ error: PurchaseProofError, missingIssuer: String?) -> JSONObject {
+        var (check, explanation) = InspectionFailure.meaning(of: error.code)
+        if error.code == "untrusted_chain", let missingIssuer {
+            explanation =
+                "the certificate that issued its signer (\(missingIssuer)) is not among the configuration's "
+                + "intermediates, and iOS 6 receipts do not carry it: add it there (Apple's are in certs/apple/)"
+        }
         return JSONObject([
             "check": .string(check.rawValue), "code": .string(error.code), "message": .string(error.message),
             "explanation": .string(explanation),

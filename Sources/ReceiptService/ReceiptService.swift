@@ -29,8 +29,8 @@ public final class ReceiptService: Sendable {
     let signedReceipts = SignedReceiptCache()
     /// The console's signed-in sessions.
     let consoleSessions = ConsoleSessions()
-    /// Verifies whatever the console's inspector is given, against every anchor the service trusts; nil when the
-    /// console is off.
+    /// Verifies whatever the console's inspector is given, against every anchor the service trusts and through its
+    /// `intermediates`; nil when the console is off.
     let inspector: PurchaseVerifier?
     private let tokenDigests: [[UInt8]]
     private let log: @Sendable (String) -> Void
@@ -59,7 +59,7 @@ public final class ReceiptService: Sendable {
             inspector = try configuration.console.map { _ throws(CryptoError) in
                 try PurchaseVerifier(
                     trustAnchors: configuration.trustAnchors + (configuration.appleNotifications?.trustAnchors ?? []),
-                    limits: configuration.verificationLimits)
+                    intermediates: configuration.intermediates, limits: configuration.verificationLimits)
             }
         } catch {
             throw ServiceConfigurationError(path: "trust", rule: "\(error)")

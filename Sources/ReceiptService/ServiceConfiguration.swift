@@ -22,6 +22,7 @@ public typealias ServiceConfigurationError = JSONFieldError
 ///   "environment": "Production",
 ///   "ledger": "ledger.sqlite",
 ///   "trust": ["certs/apple/AppleIncRootCertificate.cer"],
+///   "intermediates": ["certs/apple/AppleITunesStoreCertificationAuthority.cer", "certs/apple/AppleWWDRCA.cer"],
 ///   "signing": {"key": "signer.key", "certificate": "signer.pem", "chain": ["intermediate.pem"]},
 ///   "tokens": ["a-long-random-bearer-token"],
 ///   "verify_requires_token": false,
@@ -62,6 +63,9 @@ public struct ServiceConfiguration: Sendable {
     public var ledgerPath: String
     /// The roots receipts must chain to.
     public var trustAnchors: [Certificate]
+    /// Issuers that proofs do not carry (iOS 6 receipts carry only their leaf), offered when a chain is built and
+    /// used only when they lead to one of the anchors: never trusted themselves.
+    public var intermediates: [Certificate] = []
     /// Signs issued receipts and `latest_receipt`; without it the issuing endpoint answers 501.
     public var signer: ReceiptSigner?
     /// Bearer tokens accepted on write and issue endpoints (compared in constant time).
@@ -201,7 +205,7 @@ public struct ServiceConfiguration: Sendable {
         }
         let reader = try JSONObjectReader(document)
         try reader.rejectUnknownKeys(allowed: [
-            "listen", "environment", "ledger", "trust", "signing", "tokens", "verify_requires_token",
+            "listen", "environment", "ledger", "trust", "intermediates", "signing", "tokens", "verify_requires_token",
             "shared_secret", "catalogs", "limits", "apple_notifications", "store_api", "console",
         ])
         let resolve = { (file: String) in file.hasPrefix("/") ? file : baseDirectory + "/" + file }
@@ -215,6 +219,7 @@ public struct ServiceConfiguration: Sendable {
             host: host, port: port, environment: environment,
             ledgerPath: Self.ledgerLocation(try reader.requiredString("ledger"), resolve: resolve),
             trustAnchors: try Self.anchors(reader, resolve: resolve))
+        intermediates = try Self.intermediates(reader, resolve: resolve)
         signer = try Self.signer(reader, resolve: resolve)
         tokens = try Self.tokens(reader)
         verifyRequiresToken = try reader.bool("verify_requires_token") ?? false
@@ -263,15 +268,46 @@ public struct ServiceConfiguration: Sendable {
         }
         var anchors: [Certificate] = []
         for (index, path) in paths.enumerated() {
-            let key = "\(reader.path("trust"))[\(index)]"
-            let bytes = try read(resolve(path), for: key)
-            do {
-                anchors += try Certificate.load(pemOrDER: bytes)
-            } catch {
-                throw JSONFieldError(path: key, rule: "\(path): \(error)")
-            }
+            anchors += try certificates(in: path, for: "\(reader.path("trust"))[\(index)]", resolve: resolve)
         }
         return anchors
+    }
+
+    /// `intermediates`: certificate authorities that are not roots (a root belongs in `trust`), each file's
+    /// certificates in turn.
+    private static func intermediates(_ reader: JSONObjectReader, resolve: (String) -> String)
+        throws(JSONFieldError) -> [Certificate]
+    {
+        var intermediates: [Certificate] = []
+        for (index, path) in (try reader.strings("intermediates") ?? []).enumerated() {
+            let key = "\(reader.path("intermediates"))[\(index)]"
+            for certificate in try certificates(in: path, for: key, resolve: resolve) {
+                guard certificate.isCertificateAuthority else {
+                    throw JSONFieldError(
+                        path: key,
+                        rule: "\(path): \(certificate.subject) is not a certificate authority (no basicConstraints "
+                            + "CA:TRUE), so it issued no receipt signer")
+                }
+                guard !certificate.isSelfSigned else {
+                    throw JSONFieldError(
+                        path: key, rule: "\(path): \(certificate.subject) is a root (self-signed): list it in trust")
+                }
+                intermediates.append(certificate)
+            }
+        }
+        return intermediates
+    }
+
+    /// The certificates (PEM or DER) of the file at `path`, named `key` in errors.
+    private static func certificates(in path: String, for key: String, resolve: (String) -> String)
+        throws(JSONFieldError) -> [Certificate]
+    {
+        let bytes = try read(resolve(path), for: key)
+        do {
+            return try Certificate.load(pemOrDER: bytes)
+        } catch {
+            throw JSONFieldError(path: key, rule: "\(path): \(error)")
+        }
     }
 
     private static func signer(_ reader: JSONObjectReader, resolve: (String) -> String) throws(JSONFieldError)

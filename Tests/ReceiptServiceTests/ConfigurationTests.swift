@@ -64,6 +64,11 @@ struct ConfigurationTests {
             (#""trust":[]"#, "trust"),
             (#""trust":["missing.pem"]"#, "trust[0]"),
             (#""trust":["catalog.json"]"#, "trust[0]"),
+            (#""intermediates":["missing.pem"]"#, "intermediates[0]"),
+            (#""intermediates":["catalog.json"]"#, "intermediates[0]"),
+            (#""intermediates":["intermediate.pem","signer.pem"]"#, "intermediates[1]"),
+            (#""intermediates":["root.pem"]"#, "intermediates[0]"),
+            (#""intermediates":"intermediate.pem""#, "intermediates"),
             (#""signing":{"key":"other.key","certificate":"signer.pem"}"#, "signing"),
             (#""signing":{"key":"signer.key"}"#, "signing.certificate"),
             (#""tokens":["short"]"#, "tokens[0]"),
@@ -110,6 +115,30 @@ struct ConfigurationTests {
             guard let error = error as? ServiceConfigurationError else { return false }
             return error.path == "catalogs.game"
                 && error.rule.hasSuffix("bad-catalog.json: products[0].id: must be a string, found a number")
+        }
+    }
+
+    @Test("intermediates are read in order, each file's certificates; without the key there are none")
+    func intermediates() throws {
+        let files = try Files()
+        #expect(try files.configuration(Files.valid).intermediates.isEmpty)
+        let configuration = try files.configuration(Files.valid + [#""intermediates":["intermediate.pem"]"#])
+        #expect(configuration.intermediates.map(\.subject) == [ServiceFixture.chain.intermediate.subject])
+    }
+
+    @Test(
+        "an intermediate that is no certificate authority, or a root, is refused naming the file and why",
+        arguments: [
+            ("signer.pem", "is not a certificate authority"), ("root.pem", "is a root (self-signed): list it in trust"),
+            ("catalog.json", "catalog.json: "), ("missing.pem", "cannot read"),
+        ])
+    func badIntermediate(file: String, rule: String) throws {
+        let files = try Files()
+        #expect {
+            try files.configuration(Files.valid + [#""intermediates":["\#(file)"]"#])
+        } throws: { error in
+            guard let error = error as? ServiceConfigurationError else { return false }
+            return error.path == "intermediates[0]" && error.rule.contains(file) && error.rule.contains(rule)
         }
     }
 

@@ -76,6 +76,83 @@ struct ConsoleAPITests {
         #expect(answer["fields"]?["bundle_id"] == .string("com.revenuecat.sampleapp"))
     }
 
+    /// Real iOS 6 receipts (they carry their leaf only) and the intermediate of Apple's that issued it.
+    static let legacyReceipts = [
+        ("cargobay/legacy-autorenew-gagplus.b64", "AppleITunesStoreCertificationAuthority.cer"),
+        ("apple_receipt-koenrh/valid_receipt.b64", "AppleWWDRCA.cer"),
+    ]
+
+    /// An iOS 6 receipt of `Tests/LegacyReceiptTests/Vectors/` as an app sent it (base64).
+    static func legacyReceipt(_ name: String) throws -> [UInt8] {
+        [UInt8](
+            try Data(
+                contentsOf: AppleAnswerTests.root.appendingPathComponent("Tests/LegacyReceiptTests/Vectors/\(name)")))
+    }
+
+    /// A console that trusts Apple's root with `intermediates` as the configuration file names them (relative to
+    /// the package root), and a session.
+    static func legacyInspector(intermediates: [String]) throws -> (ConsoleFixture, ConsoleFixture.Session) {
+        let paths = intermediates.map { #""certs/apple/\#($0)""# }.joined(separator: ",")
+        let read = try ServiceConfiguration(
+            json: Array(
+                #"{"environment":"Production","ledger":"x.sqlite","trust":["certs/apple/AppleIncRootCertificate.cer"],"#
+                    .utf8) + Array(#""intermediates":[\#(paths)]}"#.utf8),
+            baseDirectory: AppleAnswerTests.root.path)
+        let fixture = try ConsoleFixture { configuration in
+            configuration.trustAnchors += read.trustAnchors
+            configuration.intermediates = read.intermediates
+        }
+        return (fixture, try fixture.session())
+    }
+
+    @Test(
+        "an iOS 6 receipt is valid through the configured intermediate, its chain leaf, intermediate and Apple's root",
+        arguments: legacyReceipts)
+    func inspectLegacyWithIntermediate(receipt: String, intermediate: String) throws {
+        let (fixture, session) = try Self.legacyInspector(
+            intermediates: ["AppleITunesStoreCertificationAuthority.cer", "AppleWWDRCA.cer"])
+        let reply = try fixture.send(
+            "POST", "/console/api/inspect", body: Self.legacyReceipt(receipt), session: session)
+        #expect(reply.status == 200)
+        let answer = try reply.json()
+        #expect(answer["format"] == .string("ios6_receipt"))
+        #expect(answer["valid"] == .bool(true), "\(answer["failure"] ?? .null)")
+        #expect(answer["failure"] == .null)
+        #expect(answer["fields"]?["bid"]?.stringValue?.isEmpty == false)
+        guard case .array(let chain)? = answer["chain"] else {
+            Issue.record("no chain: \(answer)")
+            return
+        }
+        #expect(chain.count == 3)
+        #expect(chain.allSatisfy { $0["valid_at_checked_instant"] == .bool(true) })
+        #expect(chain.last?["subject"]?.stringValue?.contains("CN=Apple Root CA") == true)
+        let issuer = intermediate == "AppleWWDRCA.cer" ? "Worldwide Developer Relations" : "iTunes Store"
+        #expect(chain.dropFirst().first?["subject"]?.stringValue?.contains(issuer) == true)
+    }
+
+    @Test(
+        "without the intermediate an iOS 6 receipt is an untrusted chain naming the certificate to add",
+        arguments: legacyReceipts)
+    func inspectLegacyWithoutIntermediate(receipt: String, intermediate: String) throws {
+        let other = Self.legacyReceipts.map(\.1).filter { $0 != intermediate }
+        let (fixture, session) = try Self.legacyInspector(intermediates: other)
+        let answer = try fixture.send(
+            "POST", "/console/api/inspect", body: Self.legacyReceipt(receipt), session: session
+        ).json()
+        #expect(answer["format"] == .string("ios6_receipt"))
+        #expect(answer["valid"] == .bool(false))
+        #expect(answer["failure"]?["check"] == .string("chain"))
+        #expect(answer["failure"]?["code"] == .string("untrusted_chain"))
+        let message = answer["failure"]?["message"]?.stringValue ?? ""
+        #expect(message.contains("certs/apple/\(intermediate)"), "\(message)")
+        #expect(message.contains(#""intermediates""#), "\(message)")
+        let explanation = answer["failure"]?["explanation"]?.stringValue ?? ""
+        #expect(explanation.contains("intermediates"), "\(explanation)")
+        #expect(answer["fields"]?["bid"]?.stringValue?.isEmpty == false, "the fields as read without trust")
+        guard case .array(let chain)? = answer["chain"] else { return }
+        #expect(chain.count == 1, "the leaf the receipt carries")
+    }
+
     @Test("inspect needs the session's X-CSRF-Token: 403 without or with a wrong one, 200 with it")
     func inspectCSRF() throws {
         let (fixture, session) = try Self.inspector()

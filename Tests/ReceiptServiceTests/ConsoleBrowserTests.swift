@@ -5,13 +5,21 @@ import ReceiptService
 import StrictJSON
 import Testing
 
-/// The console in a real browser: headless Chromium driven by Selenium (`Clients/console_browser.py`, on the
-/// project's virtual environment; `.ci/setup --tests` installs both) against a real server whose ledger was filled
-/// through the service's own endpoints. The browser runs once; each test reads what it saw of one behaviour.
-/// Screenshots go to `$CONSOLE_SCREENSHOTS` when set (the README's are made so, into examples/console), else to the
-/// server's temporary directory.
+/// The console in real browsers: headless Chromium driven by Selenium and headless Firefox driven over its own
+/// Marionette protocol (`Clients/console_browser.py`, one scenario for both, on the project's virtual environment;
+/// `.ci/setup --tests` installs the browsers and the Python packages), each against a real server of its own whose
+/// ledger was filled through the service's own endpoints. Each browser runs once; each test reads, for each browser,
+/// what it saw of one behaviour. Chromium's screenshots go to `$CONSOLE_SCREENSHOTS` when set (the README's are
+/// made so, into examples/console); Firefox's, and Chromium's otherwise, to the server's temporary directory.
 @Suite("The console, driven in a browser")
 struct ConsoleBrowserTests {
+    /// The browsers the console must work in.
+    enum Browser: String, CaseIterable, Sendable, CustomTestStringConvertible {
+        case chromium, firefox
+
+        var testDescription: String { rawValue }
+    }
+
     static let customer = "alice"
     static let markupProduct = "<img src=x onerror=alert(1)>"
     static let packageRoot = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
@@ -23,30 +31,36 @@ struct ConsoleBrowserTests {
         + "form-action 'self'; frame-ancestors 'none'; base-uri 'none'"
     static let screenshots = ["overview.png", "inspect.png", "customer.png", "notifications.png", "sign-in.png"]
 
-    /// What the browser saw, or why the run could not happen.
-    static let run: Result<BrowserRun, FixtureError> = {
-        do {
-            return .success(try BrowserRun.start())
-        } catch let error as FixtureError {
-            return .failure(error)
-        } catch {
-            return .failure(FixtureError("\(error)"))
-        }
-    }()
+    /// What Chromium saw, or why the run could not happen.
+    static let chromium = BrowserRun.attempt(.chromium)
+    /// What Firefox saw, or why the run could not happen.
+    static let firefox = BrowserRun.attempt(.firefox)
 
-    /// The result of check `name`, failing the test when the check could not finish.
-    func check(_ name: String, sourceLocation: SourceLocation = #_sourceLocation) throws -> JSONValue {
-        let results = try Self.run.get().results
-        let result = try #require(results[name], "the driver reported no \(name)", sourceLocation: sourceLocation)
+    static func run(_ browser: Browser) throws -> BrowserRun {
+        switch browser {
+        case .chromium: try chromium.get()
+        case .firefox: try firefox.get()
+        }
+    }
+
+    /// The result of check `name` in `browser`, failing the test when the check could not finish.
+    func check(_ name: String, in browser: Browser, sourceLocation: SourceLocation = #_sourceLocation) throws
+        -> JSONValue
+    {
+        let results = try Self.run(browser).results
+        let result = try #require(
+            results[name], "the \(browser) driver reported no \(name)", sourceLocation: sourceLocation)
         if case .string(let error)? = result["error"] {
-            Issue.record("\(name) did not finish: \(error)", sourceLocation: sourceLocation)
+            Issue.record("\(name) did not finish in \(browser): \(error)", sourceLocation: sourceLocation)
         }
         return result
     }
 
-    @Test("the console page sends a browser without a session to sign-in; a wrong token is refused with a message")
-    func signIn() throws {
-        let signIn = try check("sign_in")
+    @Test(
+        "the console page sends a browser without a session to sign-in; a wrong token is refused with a message",
+        arguments: Browser.allCases)
+    func signIn(browser: Browser) throws {
+        let signIn = try check("sign_in", in: browser)
         #expect(signIn["redirected_to"]?.stringValue?.hasSuffix("/console/sign-in") == true)
         #expect(signIn["failed_hidden_at_first"] == .bool(true))
         #expect(signIn["failed_message"]?.stringValue?.contains("not accepted") == true)
@@ -54,9 +68,11 @@ struct ConsoleBrowserTests {
         #expect(signIn["signed_in_url"]?.stringValue?.contains("/console/") == true)
     }
 
-    @Test("the session cookie is 43 characters, HttpOnly, SameSite=Strict, under /console, invisible to script")
-    func sessionCookie() throws {
-        let signIn = try check("sign_in")
+    @Test(
+        "the session cookie is 43 characters, HttpOnly, SameSite=Strict, under /console, invisible to script",
+        arguments: Browser.allCases)
+    func sessionCookie(browser: Browser) throws {
+        let signIn = try check("sign_in", in: browser)
         #expect(signIn["cookie_length"] == .integer(43))
         #expect(signIn["cookie_http_only"] == .bool(true))
         #expect(signIn["cookie_same_site"] == .string("Strict"))
@@ -64,9 +80,11 @@ struct ConsoleBrowserTests {
         #expect(signIn["session_visible_to_script"] == .bool(false))
     }
 
-    @Test("the overview shows health, the ledger's size and a bar per minute with its numbers, refreshed in 10 s")
-    func overview() throws {
-        let overview = try check("overview")
+    @Test(
+        "the overview shows health, the ledger's size and a bar per minute with its numbers, refreshed in 10 s",
+        arguments: Browser.allCases)
+    func overview(browser: Browser) throws {
+        let overview = try check("overview", in: browser)
         #expect(overview["health"] == .string("ok"))
         #expect(overview["transactions"] == .string(String(BrowserRun.transactionCount)))
         let bars = overview["bars"]?.integerValue ?? 0
@@ -75,9 +93,11 @@ struct ConsoleBrowserTests {
         #expect((overview["refreshes_in_10_5_s"]?.integerValue ?? 0) >= 1)
     }
 
-    @Test("a real Apple receipt dropped in as a DER file is valid, with its fields and its chain")
-    func inspectRealReceipt() throws {
-        let inspected = try check("inspect_valid")
+    @Test(
+        "a real Apple receipt dropped in as a DER file is valid, with its fields and its chain",
+        arguments: Browser.allCases)
+    func inspectRealReceipt(browser: Browser) throws {
+        let inspected = try check("inspect_valid", in: browser)
         #expect(inspected["status"] == .string(""))
         #expect(inspected["verdict"] == .string("valid"))
         #expect(inspected["failure_shown"] == .bool(false))
@@ -90,17 +110,21 @@ struct ConsoleBrowserTests {
         for certificate in chain { #expect(certificate[4] == .string("valid")) }
     }
 
-    @Test("the same receipt with one byte of its signature changed, pasted as base64, is invalid and says why")
-    func inspectTamperedReceipt() throws {
-        let inspected = try check("inspect_tampered")
+    @Test(
+        "the same receipt with one byte of its signature changed, pasted as base64, is invalid and says why",
+        arguments: Browser.allCases)
+    func inspectTamperedReceipt(browser: Browser) throws {
+        let inspected = try check("inspect_tampered", in: browser)
         #expect(inspected["verdict"] == .string("invalid"))
         #expect(inspected["failure_shown"] == .bool(true))
         #expect(inspected["failure"]?.stringValue?.contains("signature") == true)
     }
 
-    @Test("a customer's transactions are listed, one row each, product and transaction id as cell text")
-    func customerTransactions() throws {
-        let customer = try check("customer")
+    @Test(
+        "a customer's transactions are listed, one row each, product and transaction id as cell text",
+        arguments: Browser.allCases)
+    func customerTransactions(browser: Browser) throws {
+        let customer = try check("customer", in: browser)
         #expect(customer["customer_id"] == .string(Self.customer))
         guard case .array(let rows)? = customer["transactions"] else {
             Issue.record("no transaction rows")
@@ -115,9 +139,11 @@ struct ConsoleBrowserTests {
         #expect(customer["entitlements"]?.stringValue?.contains("pro") == true)
     }
 
-    @Test("the timeline: three periods and a grace band with billing retry, three purchase circles, one refund")
-    func customerTimeline() throws {
-        let customer = try check("customer")
+    @Test(
+        "the timeline: three periods and a grace band with billing retry, three purchase circles, one refund",
+        arguments: Browser.allCases)
+    func customerTimeline(browser: Browser) throws {
+        let customer = try check("customer", in: browser)
         #expect(customer["periods"] == .integer(3))
         #expect(customer["grace"] == .integer(1))
         #expect(customer["retry"] == .integer(1))
@@ -131,18 +157,20 @@ struct ConsoleBrowserTests {
         #expect(labels.count >= 2)
     }
 
-    @Test("a product id made of markup is shown as text: no alert, no <img> made from it")
-    func markupIsText() throws {
-        let xss = try check("xss")
+    @Test("a product id made of markup is shown as text: no alert, no <img> made from it", arguments: Browser.allCases)
+    func markupIsText(browser: Browser) throws {
+        let xss = try check("xss", in: browser)
         #expect(xss["alert"] == .null)
         #expect(xss["shown_as_text"] == .bool(true))
         #expect(xss["img_elements"] == .integer(0))
         #expect(xss["onerror_attributes"] == .integer(0))
     }
 
-    @Test("notifications: Apple's received one with its effects, the store's sent ones with their attempts")
-    func notifications() throws {
-        let notifications = try check("notifications")
+    @Test(
+        "notifications: Apple's received one with its effects, the store's sent ones with their attempts",
+        arguments: Browser.allCases)
+    func notifications(browser: Browser) throws {
+        let notifications = try check("notifications", in: browser)
         guard case .array(let received)? = notifications["received"],
             case .array(let sent)? = notifications["sent"]
         else {
@@ -157,9 +185,11 @@ struct ConsoleBrowserTests {
         #expect(sent.allSatisfy { $0[6]?.stringValue?.isEmpty == false }, "every sent one lists its attempts")
     }
 
-    @Test("keyboard: Tab reaches the pages, the form fields and the buttons, with a visible focus; Enter follows")
-    func keyboard() throws {
-        let keyboard = try check("keyboard")
+    @Test(
+        "keyboard: Tab reaches the pages, the form fields and the buttons, with a visible focus; Enter follows",
+        arguments: Browser.allCases)
+    func keyboard(browser: Browser) throws {
+        let keyboard = try check("keyboard", in: browser)
         guard case .array(let reached)? = keyboard["reached"] else {
             Issue.record("nothing took focus")
             return
@@ -175,26 +205,29 @@ struct ConsoleBrowserTests {
         #expect(keyboard["enter_on_nav_shows"] == .string("customer"))
     }
 
-    @Test("at 360 px no page scrolls sideways; tables scroll in their own box")
-    func narrowScreen() throws {
-        let narrow = try check("narrow")
+    @Test("at 360 px no page scrolls sideways; tables scroll in their own box", arguments: Browser.allCases)
+    func narrowScreen(browser: Browser) throws {
+        let narrow = try check("narrow", in: browser)
         for section in ["overview", "inspect", "customer", "notifications"] {
             let widths = narrow["widths"]?[section]
             #expect(
                 (widths?[0]?.integerValue ?? .max) <= (widths?[1]?.integerValue ?? 0), "\(section) fits in 360 px")
+            #expect((300...360).contains(widths?[1]?.integerValue ?? 0), "\(section) is shown 360 CSS pixels wide")
         }
         #expect(narrow["table_box_overflow"] == .array([.string("auto")]))
     }
 
-    @Test("the colours follow the system's dark preference")
-    func darkScheme() throws {
-        let dark = try check("dark")
+    @Test("the colours follow the system's dark preference", arguments: Browser.allCases)
+    func darkScheme(browser: Browser) throws {
+        let dark = try check("dark", in: browser)
         #expect(dark["light"] != dark["dark"])
     }
 
-    @Test("every console answer has the CSP and the other security headers, with or without a session")
-    func securityHeaders() throws {
-        let headers = try check("headers")
+    @Test(
+        "every console answer has the CSP and the other security headers, with or without a session",
+        arguments: Browser.allCases)
+    func securityHeaders(browser: Browser) throws {
+        let headers = try check("headers", in: browser)
         for path in ["/console/sign-in", "/console/", "/console/console.js", "/console/console.css"] {
             let answer = headers[path]
             #expect(answer?["status"] == .integer(200), "\(path)")
@@ -208,17 +241,17 @@ struct ConsoleBrowserTests {
         #expect(headers["/console/api/session"]?["Content-Security-Policy"] == .string(Self.contentSecurityPolicy))
     }
 
-    @Test("without a session, a fresh browser is sent to sign-in and the API answers 401")
-    func noSession() throws {
-        let fresh = try check("no_session")
+    @Test("without a session, a fresh browser is sent to sign-in and the API answers 401", arguments: Browser.allCases)
+    func noSession(browser: Browser) throws {
+        let fresh = try check("no_session", in: browser)
         #expect(fresh["console_page"]?.stringValue?.hasSuffix("/console/sign-in") == true)
         #expect(fresh["api_status"] == .integer(401))
         #expect(fresh["api_body"]?.stringValue?.contains(#""code":"unauthorized""#) == true)
     }
 
-    @Test("sign-out goes back to sign-in, and the old session is refused")
-    func signOut() throws {
-        let signOut = try check("sign_out")
+    @Test("sign-out goes back to sign-in, and the old session is refused", arguments: Browser.allCases)
+    func signOut(browser: Browser) throws {
+        let signOut = try check("sign_out", in: browser)
         #expect(signOut["after_sign_out"]?.stringValue?.hasSuffix("/console/sign-in") == true)
         #expect(signOut["cookie_left"] == .null)
         #expect(signOut["old_session_api"] == .integer(401))
@@ -226,16 +259,34 @@ struct ConsoleBrowserTests {
         #expect(signOut["console_afterwards"]?.stringValue?.hasSuffix("/console/sign-in") == true)
     }
 
-    @Test("no page logged a Content Security Policy violation or any other error")
-    func browserLog() throws {
-        let results = try Self.run.get().results
+    @Test("no page logged a Content Security Policy violation or any other error", arguments: Browser.allCases)
+    func browserLog(browser: Browser) throws {
+        let results = try Self.run(browser).results
         #expect(results["csp_violations"] == .array([]))
         #expect(results["console_errors"] == .array([]))
     }
 
-    @Test("a screenshot of every page was written")
-    func screenshotsWritten() throws {
-        #expect(try Self.run.get().screenshots == Self.screenshots.sorted())
+    @Test(
+        "an inline script added on purpose is blocked, and its violation reaches the log read above",
+        arguments: Browser.allCases)
+    func cspCanary(browser: Browser) throws {
+        let canary = try check("csp_canary", in: browser)
+        #expect(canary["ran"] == .null)
+        guard case .array(let reported)? = canary["reported"] else {
+            Issue.record("no violation was reported: \(canary)")
+            return
+        }
+        #expect(!reported.isEmpty)
+    }
+
+    @Test("the scenario ran in the browser it was asked for", arguments: Browser.allCases)
+    func browserName(browser: Browser) throws {
+        #expect(try Self.run(browser).results["browser"] == .string(browser.rawValue))
+    }
+
+    @Test("a screenshot of every page was written", arguments: Browser.allCases)
+    func screenshotsWritten(browser: Browser) throws {
+        #expect(try Self.run(browser).screenshots == Self.screenshots.sorted())
     }
 }
 
@@ -271,7 +322,19 @@ struct BrowserRun: Sendable {
         return periods + oneTime
     }
 
-    static func start() throws -> BrowserRun {
+    /// The run in `browser`, or why it could not happen.
+    static func attempt(_ browser: ConsoleBrowserTests.Browser) -> Result<BrowserRun, FixtureError> {
+        do {
+            return .success(try start(browser))
+        } catch let error as FixtureError {
+            return .failure(error)
+        } catch {
+            return .failure(FixtureError("\(error)"))
+        }
+    }
+
+    static func start(_ browser: ConsoleBrowserTests.Browser) throws -> BrowserRun {
+        try requirements(of: browser)
         let appleRoot = try Certificate(
             derEncoded: [UInt8](
                 try Data(
@@ -311,13 +374,16 @@ struct BrowserRun: Sendable {
         let tampered = service.directory.appendingPathComponent("tampered.b64")
         try Data(Data(receipt).base64EncodedString().utf8).write(to: tampered)
 
+        let chosen = browser == .chromium ? ProcessInfo.processInfo.environment["CONSOLE_SCREENSHOTS"] : nil
         let folder =
-            ProcessInfo.processInfo.environment["CONSOLE_SCREENSHOTS"].map {
-                URL(fileURLWithPath: $0, relativeTo: ConsoleBrowserTests.packageRoot)
-            } ?? service.directory.appendingPathComponent("screenshots")
+            chosen.map { URL(fileURLWithPath: $0, relativeTo: ConsoleBrowserTests.packageRoot) }
+            ?? service.directory.appendingPathComponent("screenshots")
         let spec = JSONValue.object(
             JSONObject([
-                "base_url": .string(service.baseURL), "token": .string(ServiceFixture.token),
+                "browser": .string(browser.rawValue),
+                "browser_log": .string(service.directory.appendingPathComponent("\(browser).log").path),
+                "base_url": .string(service.baseURL),
+                "token": .string(ServiceFixture.token),
                 "screenshots": .string(folder.path),
                 "receipt_file": .string(ConsoleBrowserTests.realReceipt.path),
                 "tampered_base64": .string(tampered.path),
@@ -332,46 +398,71 @@ struct BrowserRun: Sendable {
         return BrowserRun(results: results, screenshots: written.sorted())
     }
 
-    /// Runs the driver with `spec` on its standard input; its standard error goes to `log`.
-    static func drive(_ spec: JSONValue, log: URL) throws -> JSONValue {
+    /// The most a whole run may take; then the driver is stopped (it quits its browser) and the run fails.
+    static let runSeconds: TimeInterval = 300
+
+    /// Fails, saying what to install, when the project's Python, `browser` or what drives it is missing.
+    static func requirements(of browser: ConsoleBrowserTests.Browser) throws {
         let python = PythonClientTests.python
-        guard FileManager.default.isExecutableFile(atPath: python.path),
-            FileManager.default.isExecutableFile(atPath: "/usr/bin/chromedriver")
-        else {
-            throw FixtureError("no project Python or no /usr/bin/chromedriver: run .ci/setup --tests")
+        let (program, module, package) =
+            switch browser {
+            case .chromium: ("/usr/bin/chromedriver", "selenium", "selenium")
+            case .firefox: ("/usr/bin/firefox-esr", "marionette_driver", "marionette-driver")
+            }
+        guard FileManager.default.isExecutableFile(atPath: python.path) else {
+            throw FixtureError("no project Python at \(python.path): run .ci/setup --tests")
+        }
+        guard FileManager.default.isExecutableFile(atPath: program) else {
+            throw FixtureError("no \(program) for the \(browser) tests: run .ci/setup --tests")
         }
         let check = Process()
         check.executableURL = python
-        check.arguments = ["-c", "import selenium"]
+        check.arguments = ["-c", "import \(module)"]
+        check.standardError = FileHandle.nullDevice
         try check.run()
         check.waitUntilExit()
         guard check.terminationStatus == 0 else {
-            throw FixtureError("the Python package selenium is missing from .venv: run .ci/setup --tests")
+            throw FixtureError("the Python package \(package) is missing from .venv: run .ci/setup --tests")
         }
-        guard FileManager.default.createFile(atPath: log.path, contents: nil) else {
-            throw FixtureError("\(log.path) could not be created")
+    }
+
+    /// Runs the driver with `spec` on its standard input, for at most ``runSeconds``; its standard error goes to
+    /// `log`.
+    static func drive(_ spec: JSONValue, log: URL) throws -> JSONValue {
+        let printed = log.deletingLastPathComponent().appendingPathComponent("browser-results.json")
+        for file in [log, printed] {
+            guard FileManager.default.createFile(atPath: file.path, contents: nil) else {
+                throw FixtureError("\(file.path) could not be created")
+            }
         }
         let driver = Process()
-        driver.executableURL = python
+        driver.executableURL = PythonClientTests.python
         driver.arguments = [
             URL(fileURLWithPath: #filePath).deletingLastPathComponent()
                 .appendingPathComponent("Clients/console_browser.py").path
         ]
         let input = Pipe()
-        let output = Pipe()
         driver.standardInput = input
-        driver.standardOutput = output
+        driver.standardOutput = try FileHandle(forWritingTo: printed)
         driver.standardError = try FileHandle(forWritingTo: log)
         try driver.run()
         input.fileHandleForWriting.write(Data(spec.serializedBytes()))
         try input.fileHandleForWriting.close()
-        let printed = output.fileHandleForReading.readDataToEndOfFile()
-        driver.waitUntilExit()
-        guard driver.terminationStatus == 0 else {
-            let complaint = (try? String(contentsOf: log, encoding: .utf8)) ?? ""
-            throw FixtureError("the browser driver failed: \(complaint.suffix(4000))")
+        let deadline = Date().addingTimeInterval(runSeconds)
+        while driver.isRunning && Date() < deadline { Thread.sleep(forTimeInterval: 0.2) }
+        let complaint = { (try? String(contentsOf: log, encoding: .utf8)).map { String($0.suffix(4000)) } ?? "" }
+        if driver.isRunning {
+            driver.terminate()  // SIGTERM: the driver quits its browser on the way out
+            let grace = Date().addingTimeInterval(20)
+            while driver.isRunning && Date() < grace { Thread.sleep(forTimeInterval: 0.2) }
+            if driver.isRunning { kill(driver.processIdentifier, SIGKILL) }
+            driver.waitUntilExit()
+            throw FixtureError("the browser driver took more than \(Int(runSeconds)) s and was stopped: \(complaint())")
         }
-        return try JSONValue(parsing: [UInt8](printed))
+        guard driver.terminationStatus == 0 else {
+            throw FixtureError("the browser driver failed: \(complaint())")
+        }
+        return try JSONValue(parsing: [UInt8](try Data(contentsOf: printed)))
     }
 }
 

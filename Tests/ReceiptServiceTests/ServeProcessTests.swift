@@ -99,6 +99,20 @@ struct ServeProcessTests {
         #expect(result.error.contains("limits.threads: must be an integer"), "\(result.error)")
     }
 
+    @Test(
+        "an intermediate that cannot be read or is no certificate is refused at start naming the key and the file",
+        arguments: [
+            ("missing.pem", "intermediates[0]: cannot read "), ("catalog.json", "intermediates[0]: catalog.json: "),
+        ])
+    func badIntermediate(file: String, message: String) throws {
+        let files = try ConfigurationTests.Files()
+        let path = try configFile(files, extra: #","intermediates":["\#(file)"]"#)
+        let result = try CLIResult.run(ServeProcess.executable, ["serve", "--config", path])
+        #expect(result.status == 1)
+        #expect(result.error.contains(message) && result.error.contains(file), "\(result.error)")
+        #expect(!result.error.contains("listening"))
+    }
+
     @Test("a configuration file that cannot be read is a file error, exit status 3")
     func unreadableConfiguration() throws {
         let files = try ConfigurationTests.Files()
