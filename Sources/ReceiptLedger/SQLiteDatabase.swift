@@ -137,10 +137,25 @@ final class SQLiteDatabase {
     func inImmediateTransaction<Result>(
         purpose: String, _ body: () throws(LedgerError) -> Result
     ) throws(LedgerError) -> Result {
-        try execute("BEGIN IMMEDIATE", purpose: "\(purpose) (BEGIN IMMEDIATE)")
+        try inTransaction(beginningWith: "BEGIN IMMEDIATE", purpose: purpose, body)
+    }
+
+    /// Runs `body` inside one deferred `BEGIN … COMMIT`, which takes no lock until the first read: its reads see one
+    /// state of the database and pay for one transaction rather than one each. When `body` or `COMMIT` fails the
+    /// transaction is rolled back and the error rethrown.
+    func inReadTransaction<Result>(
+        purpose: String, _ body: () throws(LedgerError) -> Result
+    ) throws(LedgerError) -> Result {
+        try inTransaction(beginningWith: "BEGIN", purpose: purpose, body)
+    }
+
+    private func inTransaction<Result>(
+        beginningWith begin: String, purpose: String, _ body: () throws(LedgerError) -> Result
+    ) throws(LedgerError) -> Result {
+        try run(begin, purpose: "\(purpose) (\(begin))")
         do throws(LedgerError) {
             let result = try body()
-            try execute("COMMIT", purpose: "\(purpose) (COMMIT)")
+            try run("COMMIT", purpose: "\(purpose) (COMMIT)")
             return result
         } catch {
             rollBackOpenTransaction()
