@@ -166,11 +166,10 @@ public final class SQLiteLedger: LedgerStore {
         try withOpenDatabase { (database) throws(LedgerError) in try Self.fetchOne(database, id: id) }
     }
 
-    /// The stored transaction whose id comes first in `ids`, or nil when none is stored: one query, whatever the
-    /// number of ids (they are bound as one JSON array that SQLite's `json_each` unnests).
+    /// The stored transaction whose id comes first in `ids`, or nil when none is stored: one lookup of the primary
+    /// key per id, in order, all in one read transaction (cheaper than joining the ids as a table).
     public func transaction(withAnyOf ids: [String]) throws(LedgerError) -> LedgerTransaction? {
         guard !ids.isEmpty else { return nil }
-        // One lookup of the primary key per id, in one read transaction: cheaper than joining them as a table.
         return try withOpenDatabase { (database) throws(LedgerError) in
             try database.inReadTransaction(purpose: "tracing \(ids.count) transaction ids") {
                 () throws(LedgerError) -> LedgerTransaction? in
