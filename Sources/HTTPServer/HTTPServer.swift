@@ -22,7 +22,7 @@ internal import Synchronization
 /// status outside 200...599 or a header libmicrohttpd refuses.
 public final class HTTPServer: Sendable {
     private let configuration: HTTPServerConfiguration
-    private let handler: @Sendable (HTTPRequest) -> HTTPResponse
+    private let handler: @Sendable (HTTPRequest) -> HTTPAnswer
     private let waits: @Sendable (HTTPRequest) -> Bool
     private let daemon = Mutex<RunningServer?>(nil)
 
@@ -35,10 +35,21 @@ public final class HTTPServer: Sendable {
     ///     meanwhile; its response is then sent as any other. By default no request waits.
     ///   - handler: called once per complete request, concurrently from the server's threads; it must not call
     ///     ``stop()``.
-    public init(
+    public convenience init(
         configuration: HTTPServerConfiguration = HTTPServerConfiguration(),
         waits: @escaping @Sendable (HTTPRequest) -> Bool = { _ in false },
         handler: @escaping @Sendable (HTTPRequest) -> HTTPResponse
+    ) {
+        self.init(configuration: configuration, waits: waits, answering: { request in .response(handler(request)) })
+    }
+
+    /// Creates a stopped server whose handler may answer a request later (``HTTPAnswer/later(_:)``): its
+    /// connection is then set aside until the response is given, and a stop waits for it. `waits` as for
+    /// ``init(configuration:waits:handler:)``.
+    public init(
+        configuration: HTTPServerConfiguration = HTTPServerConfiguration(),
+        waits: @escaping @Sendable (HTTPRequest) -> Bool = { _ in false },
+        answering handler: @escaping @Sendable (HTTPRequest) -> HTTPAnswer
     ) {
         self.configuration = configuration
         self.waits = waits

@@ -6,10 +6,12 @@ private import Synchronization
 /// in-flight count a graceful stop waits on. One per server; ``RunningServer`` keeps it alive until every daemon
 /// has stopped.
 final class ServerContext: Sendable {
-    let handler: @Sendable (HTTPRequest) -> HTTPResponse
+    let handler: @Sendable (HTTPRequest) -> HTTPAnswer
     let waits: @Sendable (HTTPRequest) -> Bool
     /// Where the handlers of requests that ``waits`` picks run, their connections suspended meanwhile.
     let waitingPool: WaitingWorkPool
+    /// The responses of connections set aside (suspended) that are still to come.
+    let pendingAnswers = PendingAnswers()
     let maximumBodyBytes: Int
     let headerTimeout: Int64
     let bodyTimeout: Int64
@@ -19,7 +21,7 @@ final class ServerContext: Sendable {
     let errorAnswers: [MicroHTTPDErrorAnswers]
 
     init(
-        handler: @escaping @Sendable (HTTPRequest) -> HTTPResponse, waits: @escaping @Sendable (HTTPRequest) -> Bool,
+        handler: @escaping @Sendable (HTTPRequest) -> HTTPAnswer, waits: @escaping @Sendable (HTTPRequest) -> Bool,
         configuration: HTTPServerConfiguration, table: ConnectionTable
     ) {
         self.handler = handler
@@ -58,7 +60,7 @@ final class RunningServer: @unchecked Sendable {
     /// outcome; throws ``HTTPServerError/Code/daemonStartFailed`` when libmicrohttpd or the gate cannot start.
     static func start(
         listeningOn socket: ListenSocket, configuration: HTTPServerConfiguration,
-        waits: @escaping @Sendable (HTTPRequest) -> Bool, handler: @escaping @Sendable (HTTPRequest) -> HTTPResponse
+        waits: @escaping @Sendable (HTTPRequest) -> Bool, handler: @escaping @Sendable (HTTPRequest) -> HTTPAnswer
     ) throws(HTTPServerError) -> RunningServer {
         let table = ConnectionTable(
             maximumConnections: configuration.maximumConnections,
@@ -93,9 +95,9 @@ final class RunningServer: @unchecked Sendable {
 
     /// Closes the listening socket (new connections are refused) and the connections whose first head was still
     /// being read, waits up to `gracePeriodSeconds` for the requests the application has already seen to finish
-    /// sending their responses, then lets the waiting handlers still running end and resume their connections
-    /// (libmicrohttpd must not stop with a connection suspended), then stops the daemons, closing every remaining
-    /// connection and joining their threads.
+    /// sending their responses, then lets the waiting handlers still running end and waits for every response
+    /// still to come (libmicrohttpd must not stop with a connection suspended), then stops the daemons, closing
+    /// every remaining connection and joining their threads.
     func stop(gracePeriodSeconds: Int) {
         gate?.stop()
         gate = nil
@@ -105,6 +107,7 @@ final class RunningServer: @unchecked Sendable {
 
     private func stopDaemons() {
         context.waitingPool.finish()
+        context.pendingAnswers.waitForAll()
         for daemon in daemons {
             MHD_stop_daemon(daemon)
         }
@@ -303,28 +306,48 @@ private func handleAccess(
     }
     if let waiting = state.waiting {
         // Called again once the connection is resumed, the handler's response there.
-        guard let response = waiting.response.withLock({ $0 }) else { return .YES }
-        return respond(response, to: connection, state, context)
+        guard let make = waiting.response.withLock({ $0 }) else { return .YES }
+        return respond(make(), to: connection, state, context)
     }
     var request = state.request
     request.body = state.body
     state.body = []
-    guard context.waits(request) else { return respond(context.handler(request), to: connection, state, context) }
+    if context.waits(request) {
+        let responder = setAside(connection, state, context)
+        context.waitingPool.submit { [request] in
+            switch context.handler(request) {
+            case .response(let response): responder.respond(response)
+            case .later(let start): start(responder)
+            }
+        }
+        return .YES
+    }
+    switch context.handler(request) {
+    case .response(let response):
+        return respond(response, to: connection, state, context)
+    case .later(let start):
+        start(setAside(connection, state, context))
+        return .YES
+    }
+}
+
+/// Suspends `connection` until its response is given to the responder returned, from any thread; the access
+/// handler, called again once the connection is resumed, sends it.
+private func setAside(_ connection: OpaquePointer, _ state: RequestState, _ context: ServerContext) -> HTTPResponder {
     let waiting = WaitingResponse()
     state.waiting = waiting
     MHD_suspend_connection(connection)
     let suspended = SuspendedConnection(handle: connection)
-    context.waitingPool.submit { [request] in
-        let response = context.handler(request)
-        waiting.response.withLock { $0 = response }
+    return context.pendingAnswers.responder { make in
+        waiting.response.withLock { $0 = make }
         MHD_resume_connection(suspended.handle)
     }
-    return .YES
 }
 
-/// The response of a request whose handler runs in the waiting pool, set there before its connection is resumed.
+/// How the response of a request whose connection is set aside is made, set before its connection is resumed;
+/// the daemon's thread makes it when it sends it.
 private final class WaitingResponse: Sendable {
-    let response = Mutex<HTTPResponse?>(nil)
+    let response = Mutex<HTTPResponder.Making?>(nil)
 }
 
 /// A connection suspended while its request's handler runs on another thread; libmicrohttpd's

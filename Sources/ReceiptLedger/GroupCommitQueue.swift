@@ -1,32 +1,28 @@
 internal import Dispatch
 internal import Synchronization
 
-/// Writes submitted from many threads, committed in groups (group commit, in its leader/follower form).
+/// Writes submitted from many threads, committed in groups by one committing thread of the queue's own.
 ///
-/// Every writer puts its write at the end of one line and waits. The writer that finds the line empty leads and
-/// commits its own write alone, with the function it was given. When a group is done, its leader hands each of its
-/// writers their own result and wakes them, and wakes the first writer left in line, who leads the next group:
-/// the writes in line at that moment, its own first and at most ``maximumGroupSize`` of them, which arrived while
-/// the previous group was committed. So one
-/// group is committed at a time, groups are committed in the order their writes arrived, and no writer returns
-/// before the group holding its write has been committed or has failed.
+/// Every write goes to the end of one line. When the committer is idle, the first write wakes it; it then takes
+/// the writes in line, at most ``maximumGroupSize`` of them, commits them together, hands each its own result,
+/// and goes on with the writes that arrived meanwhile, until the line is empty. So one group is committed at a
+/// time, groups are committed in the order their writes arrived, and no write is answered before the group
+/// holding it has been committed or has failed. A writer may wait for its result (``submit(_:committingWith:)``)
+/// or leave a completion and go on (``submit(_:committingWith:completion:)``), so that a thread serving many
+/// clients never waits for a commit.
 final class GroupCommitQueue<Write: Sendable, Outcome: Sendable>: Sendable {
-    /// One writer in line: its write, its result once its group is done, and how it is woken.
-    ///
-    /// `@unchecked Sendable`: `result` is only read or written while the queue's lock is held.
-    private final class Waiter: @unchecked Sendable {
+    /// A write in line, how its group is committed, and who gets its result.
+    private struct Pending: Sendable {
         let write: Write
-        let wakeup = DispatchSemaphore(value: 0)
-        var result: Result<Outcome, LedgerError>?
-
-        init(_ write: Write) {
-            self.write = write
-        }
+        let commit: @Sendable ([Write]) -> [Result<Outcome, LedgerError>]
+        let completion: @Sendable (Result<Outcome, LedgerError>) -> Void
     }
 
-    /// The writers in line, in arrival order. The first one leads: it is committing its group, or has been woken
-    /// to do so.
-    private let line = Mutex<[Waiter]>([])
+    /// The writes in line, in arrival order (the group being committed first), and whether the committer is at
+    /// work (it commits them all before it stops).
+    private let line = Mutex<(pending: [Pending], committing: Bool)>(([], false))
+    /// Where the committer runs: one thread at a time, woken by the first write of an idle queue.
+    private let committer = DispatchQueue(label: "receipt.ledger.group-commit")
 
     /// The most writes one group holds, so that a long line is committed in several groups and no writer waits
     /// for an unbounded commit. At least 1.
@@ -39,47 +35,69 @@ final class GroupCommitQueue<Write: Sendable, Outcome: Sendable>: Sendable {
 
     /// How many writes are in line now, the group being committed included.
     var waitingWrites: Int {
-        line.withLock { $0.count }
+        line.withLock { $0.pending.count }
     }
 
-    /// Puts `write` in line, waits until the group holding it is done and returns its own result.
+    /// How many writes the group being committed holds; 0 between groups.
+    var writesBeingCommitted: Int {
+        beingCommitted.load(ordering: .relaxed)
+    }
+
+    private let beingCommitted = Atomic<Int>(0)
+
+    /// Puts `write` in line and returns at once; `completion` gets the write's own result once the group holding
+    /// it is done, on the committer's thread.
     ///
-    /// When this writer leads, it calls `commit` with the writes of its group in arrival order (its own first), on
-    /// its own thread and with no lock of the queue held; `commit` must return exactly one result per write, in the
-    /// same order, and return only once the results are final (durable, for a ledger). Every writer's `commit` is
-    /// expected to do the same.
+    /// The committer calls `commit` with the writes of a group in arrival order, with no lock of the queue held;
+    /// `commit` must return exactly one result per write, in the same order, and return only once the results are
+    /// final (durable, for a ledger). Every write's `commit` is expected to do the same: a group is committed with
+    /// its first write's. `completion` must not wait for another write of this queue, which only the committer it
+    /// runs on could commit.
     func submit(
-        _ write: Write, committingWith commit: ([Write]) -> [Result<Outcome, LedgerError>]
+        _ write: Write, committingWith commit: @escaping @Sendable ([Write]) -> [Result<Outcome, LedgerError>],
+        completion: @escaping @Sendable (Result<Outcome, LedgerError>) -> Void
+    ) {
+        let wakes = line.withLock { line in
+            line.pending.append(Pending(write: write, commit: commit, completion: completion))
+            defer { line.committing = true }
+            return !line.committing
+        }
+        if wakes {
+            committer.async { self.commitInLine() }
+        }
+    }
+
+    /// Puts `write` in line, waits until the group holding it is done and returns its own result. Must not be
+    /// called from a completion of ``submit(_:committingWith:completion:)``.
+    func submit(
+        _ write: Write, committingWith commit: @escaping @Sendable ([Write]) -> [Result<Outcome, LedgerError>]
     ) -> Result<Outcome, LedgerError> {
-        let waiter = Waiter(write)
-        let leads = line.withLock { line in
-            line.append(waiter)
-            return line.count == 1
-        }
-        // A writer that found the line empty commits its write alone; one woken first in line, once the previous
-        // group is done, commits the writes in line at that moment.
-        let group: [Waiter]
-        if leads {
-            group = [waiter]
-        } else {
-            waiter.wakeup.wait()
-            if let result = line.withLock({ _ in waiter.result }) { return result }
-            group = line.withLock { line in Array(line.prefix(maximumGroupSize)) }
-        }
-        let results = commit(group.map(\.write))
-        precondition(results.count == group.count, "a group commit returned \(results.count) results")
-        let next = line.withLock { line in
-            for (member, result) in zip(group, results) {
-                member.result = result
+        ResultHandoff.waiting { (completion) in submit(write, committingWith: commit, completion: completion) }
+    }
+
+    /// The committer's work: groups of the writes in line, until there are none. Each group's writers get their
+    /// results before the next group is taken, so that the writes their answers bring in join it.
+    private func commitInLine() {
+        while let group = nextGroup() {
+            beingCommitted.store(group.count, ordering: .relaxed)
+            let results = group[0].commit(group.map(\.write))
+            beingCommitted.store(0, ordering: .relaxed)
+            line.withLock { $0.pending.removeFirst(group.count) }
+            for (position, member) in group.enumerated() {
+                member.completion(
+                    position < results.count
+                        ? results[position]
+                        : .failure(LedgerError(.storage, "a group commit returned \(results.count) results")))
             }
-            line.removeFirst(group.count)
-            return line.first
         }
-        // The next leader first, so that its commit overlaps with the answers of this group.
-        next?.wakeup.signal()
-        for member in group.dropFirst() {
-            member.wakeup.signal()
+    }
+
+    /// The first writes in line, at most ``maximumGroupSize`` and at least one; nil, with the committer marked
+    /// idle, when there are none.
+    private func nextGroup() -> [Pending]? {
+        line.withLock { line in
+            line.committing = !line.pending.isEmpty
+            return line.committing ? Array(line.pending.prefix(maximumGroupSize)) : nil
         }
-        return results[0]
     }
 }

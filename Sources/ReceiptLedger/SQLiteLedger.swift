@@ -82,18 +82,16 @@ public final class SQLiteLedger: LedgerStore {
     /// Records `transaction` as described by ``TransactionLedger/record(_:)``. The stored transaction has no
     /// `cancellationDate` and no `unknownAttributes`; strings are compared byte for byte.
     public func record(_ transaction: LedgerTransaction) throws(LedgerError) -> LedgerRecordOutcome {
-        try writing("recording transaction \(transaction.purchase.transactionID)") { (writer) throws(LedgerError) in
-            try writer.record(transaction)
-        }
+        try ResultHandoff.waiting { (completion) in record(transaction, completion: completion) }.get()
     }
 
     /// Records a refund as described by ``TransactionLedger/recordCancellation(transactionID:at:)``.
     public func recordCancellation(
         transactionID: String, at date: ReceiptDate
     ) throws(LedgerError) -> LedgerRecordOutcome {
-        try writing("recording the cancellation of transaction \(transactionID)") { (writer) throws(LedgerError) in
-            try writer.recordCancellation(transactionID: transactionID, at: date)
-        }
+        try ResultHandoff.waiting { (completion) in
+            recordCancellation(transactionID: transactionID, at: date, completion: completion)
+        }.get()
     }
 
     /// Withdraws a refund as described by ``TransactionLedger/withdrawCancellation(transactionID:)``.
@@ -115,9 +113,47 @@ public final class SQLiteLedger: LedgerStore {
     public func apply(
         _ changes: [LedgerChange], notification: LedgerNotification?
     ) throws(LedgerError) -> LedgerApplication {
+        try ResultHandoff.waiting { (completion) in
+            apply(changes, notification: notification, completion: completion)
+        }.get()
+    }
+
+    /// Always true: the completions of ``record(_:completion:)``,
+    /// ``recordCancellation(transactionID:at:completion:)`` and ``apply(_:notification:completion:)`` run on the
+    /// ledger's committing thread, once the group holding the write is committed.
+    public var completesWritesInBackground: Bool { true }
+
+    /// ``record(_:)`` in the next group commit; returns at once (see ``completesWritesInBackground``).
+    public func record(
+        _ transaction: LedgerTransaction,
+        completion: @escaping @Sendable (Result<LedgerRecordOutcome, LedgerError>) -> Void
+    ) {
+        writing("recording transaction \(transaction.purchase.transactionID)", completion: completion) {
+            (writer) throws(LedgerError) in
+            try writer.record(transaction)
+        }
+    }
+
+    /// ``recordCancellation(transactionID:at:)`` in the next group commit; returns at once (see
+    /// ``completesWritesInBackground``).
+    public func recordCancellation(
+        transactionID: String, at date: ReceiptDate,
+        completion: @escaping @Sendable (Result<LedgerRecordOutcome, LedgerError>) -> Void
+    ) {
+        writing("recording the cancellation of transaction \(transactionID)", completion: completion) {
+            (writer) throws(LedgerError) in
+            try writer.recordCancellation(transactionID: transactionID, at: date)
+        }
+    }
+
+    /// ``apply(_:notification:)`` in the next group commit; returns at once (see ``completesWritesInBackground``).
+    public func apply(
+        _ changes: [LedgerChange], notification: LedgerNotification?,
+        completion: @escaping @Sendable (Result<LedgerApplication, LedgerError>) -> Void
+    ) {
         let purpose =
             notification.map { "applying notification \($0.notificationUUID)" } ?? "applying \(changes.count) changes"
-        return try writing(purpose) { (writer) throws(LedgerError) in
+        writing(purpose, completion: completion) { (writer) throws(LedgerError) in
             try writer.apply(changes, notification: notification)
         }
     }
@@ -408,14 +444,39 @@ public final class SQLiteLedger: LedgerStore {
     private func writing<Value: Sendable>(
         _ purpose: String, _ body: @escaping @Sendable (SQLiteWriter) throws(LedgerError) -> Value
     ) throws(LedgerError) -> Value {
-        let write = GroupedWrite<any Sendable>(purpose: purpose) { (database) throws(LedgerError) in
+        try Self.typed(writes.submit(Self.groupedWrite(purpose, body), committingWith: commit), purpose).get()
+    }
+
+    /// As `writing`, but returns at once: `completion` gets the result on the committing thread once the group is
+    /// committed.
+    private func writing<Value: Sendable>(
+        _ purpose: String, completion: @escaping @Sendable (Result<Value, LedgerError>) -> Void,
+        _ body: @escaping @Sendable (SQLiteWriter) throws(LedgerError) -> Value
+    ) {
+        writes.submit(Self.groupedWrite(purpose, body), committingWith: commit) { result in
+            completion(Self.typed(result, purpose))
+        }
+    }
+
+    private static func groupedWrite<Value: Sendable>(
+        _ purpose: String, _ body: @escaping @Sendable (SQLiteWriter) throws(LedgerError) -> Value
+    ) -> GroupedWrite<any Sendable> {
+        GroupedWrite<any Sendable>(purpose: purpose) { (database) throws(LedgerError) in
             try body(SQLiteWriter(database: database))
         }
-        let result = try writes.submit(write, committingWith: commit).get()
-        guard let value = result as? Value else {
-            throw LedgerError(.storage, "\(purpose): the write returned \(type(of: result)), not \(Value.self)")
+    }
+
+    /// A write's result as the type its function returns.
+    private static func typed<Value: Sendable>(
+        _ result: Result<any Sendable, LedgerError>, _ purpose: String
+    ) -> Result<Value, LedgerError> {
+        result.flatMap { value in
+            guard let typed = value as? Value else {
+                return .failure(
+                    LedgerError(.storage, "\(purpose): the write returned \(type(of: value)), not \(Value.self)"))
+            }
+            return .success(typed)
         }
-        return value
     }
 
     /// Commits `group` in one transaction, holding the connection's lock from `BEGIN` to `COMMIT` so that no read
@@ -450,6 +511,11 @@ public final class SQLiteLedger: LedgerStore {
     /// How many writes are waiting for their group to be committed, the group being committed included.
     var waitingWrites: Int {
         writes.waitingWrites
+    }
+
+    /// How many writes the group being committed holds; 0 between groups.
+    var writesBeingCommitted: Int {
+        writes.writesBeingCommitted
     }
 }
 

@@ -122,6 +122,30 @@ public protocol TransactionLedger: Sendable {
     /// Storage failures throw, and then nothing is stored.
     func apply(_ changes: [LedgerChange], notification: LedgerNotification?) throws(LedgerError) -> LedgerApplication
 
+    /// Whether the completions of ``record(_:completion:)``, ``recordCancellation(transactionID:at:completion:)``
+    /// and ``apply(_:notification:completion:)`` run on a thread of the ledger's own once the write is durable, so
+    /// that the calling thread never waits for a commit (a thread serving many connections can hand a write over
+    /// and go on). When false, the default, they run on the calling thread before the call returns.
+    var completesWritesInBackground: Bool { get }
+
+    /// ``record(_:)``, its result given to `completion` (see ``completesWritesInBackground``), which must not wait
+    /// for another write of this ledger.
+    func record(
+        _ transaction: LedgerTransaction,
+        completion: @escaping @Sendable (Result<LedgerRecordOutcome, LedgerError>) -> Void)
+
+    /// ``recordCancellation(transactionID:at:)``, its result given to `completion` (see
+    /// ``completesWritesInBackground``), which must not wait for another write of this ledger.
+    func recordCancellation(
+        transactionID: String, at date: ReceiptDate,
+        completion: @escaping @Sendable (Result<LedgerRecordOutcome, LedgerError>) -> Void)
+
+    /// ``apply(_:notification:)``, its result given to `completion` (see ``completesWritesInBackground``), which
+    /// must not wait for another write of this ledger.
+    func apply(
+        _ changes: [LedgerChange], notification: LedgerNotification?,
+        completion: @escaping @Sendable (Result<LedgerApplication, LedgerError>) -> Void)
+
     /// The stored transaction with this id, if any.
     func transaction(id: String) throws(LedgerError) -> LedgerTransaction?
 
@@ -184,6 +208,33 @@ public protocol TransactionLedger: Sendable {
 }
 
 extension TransactionLedger {
+    /// False: the completions run on the calling thread.
+    public var completesWritesInBackground: Bool { false }
+
+    /// ``record(_:)`` on the calling thread, then `completion` with its result.
+    public func record(
+        _ transaction: LedgerTransaction,
+        completion: @escaping @Sendable (Result<LedgerRecordOutcome, LedgerError>) -> Void
+    ) {
+        completion(Result { () throws(LedgerError) in try record(transaction) })
+    }
+
+    /// ``recordCancellation(transactionID:at:)`` on the calling thread, then `completion` with its result.
+    public func recordCancellation(
+        transactionID: String, at date: ReceiptDate,
+        completion: @escaping @Sendable (Result<LedgerRecordOutcome, LedgerError>) -> Void
+    ) {
+        completion(Result { () throws(LedgerError) in try recordCancellation(transactionID: transactionID, at: date) })
+    }
+
+    /// ``apply(_:notification:)`` on the calling thread, then `completion` with its result.
+    public func apply(
+        _ changes: [LedgerChange], notification: LedgerNotification?,
+        completion: @escaping @Sendable (Result<LedgerApplication, LedgerError>) -> Void
+    ) {
+        completion(Result { () throws(LedgerError) in try apply(changes, notification: notification) })
+    }
+
     /// ``apply(_:notification:)`` without a notification: every change's outcome, in the order of `changes`, all
     /// in one commit; the first refusal is thrown and then nothing is stored.
     public func apply(_ changes: [LedgerChange]) throws(LedgerError) -> [LedgerChangeOutcome] {

@@ -59,7 +59,7 @@ public final class ReceiptServer: Sendable {
         if configuration.threads > 0 { listening.threads = configuration.threads }
         http = HTTPServer(
             configuration: listening, waits: { request in service.waits(request) },
-            handler: { request in service.handle(request) })
+            answering: { request in service.answer(request) })
     }
 
     /// Starts listening, and sending the outbox's notifications when the configuration has receivers.

@@ -1,3 +1,4 @@
+import Dispatch
 import Entitlements
 import Glibc
 import HTTPServer
@@ -8,6 +9,7 @@ import ReceiptLedger
 import ReceiptModel
 import ReceiptVerifier
 import StrictJSON
+import Synchronization
 import ZoneInfo
 
 /// The receipt service's request handling, independent of how requests arrive: routing (the table in
@@ -109,10 +111,40 @@ public final class ReceiptService: Sendable {
         return ReceiptDate(millisecondsSince1970: Int64(time.tv_sec) * 1000 + Int64(time.tv_nsec) / 1_000_000)
     }
 
-    /// Answers one request. Never throws and never traps: every failure is a JSON error response.
+    /// Answers one request, waiting for any write it makes. Never throws and never traps: every failure is a JSON
+    /// error response.
     public func handle(_ request: HTTPRequest) -> HTTPResponse {
+        switch answer(request) {
+        case .response(let response): return response
+        case .later(let start):
+            let handoff = ResponseHandoff()
+            start(HTTPResponder { handoff.give($0) })
+            return handoff.taken()
+        }
+    }
+
+    /// Answers one request as ``handle(_:)`` does, but without waiting for the ledger when it completes writes in
+    /// the background (``TransactionLedger/completesWritesInBackground``): the answer then comes later, on the
+    /// ledger's thread, and its metrics and log line with it.
+    public func answer(_ request: HTTPRequest) -> HTTPAnswer {
         let started = Self.monotonicSeconds()
         let (route, outcome) = route(request)
+        switch outcome {
+        case .success(.response(let response)):
+            return .response(finish(request, route, .success(response), started: started))
+        case .failure(let error):
+            return .response(finish(request, route, .failure(error), started: started))
+        case .success(.afterWrite(let start)):
+            return .later { responder in
+                start { result in responder.respond { self.finish(request, route, result, started: started) } }
+            }
+        }
+    }
+
+    /// The response to send for `outcome`, once its metrics and log line are recorded.
+    private func finish(
+        _ request: HTTPRequest, _ route: String, _ outcome: Result<HTTPResponse, ServiceError>, started: Double
+    ) -> HTTPResponse {
         var response: HTTPResponse
         switch outcome {
         case .success(let answer): response = answer
@@ -196,4 +228,21 @@ private func format3(_ value: Double) -> String {
     let whole = thousandths / 1000
     let fraction = String(thousandths % 1000)
     return "\(whole).\(String(repeating: "0", count: 3 - fraction.count))\(fraction)"
+}
+
+/// A response handed from the thread that has it to the one waiting in ``ReceiptService/handle(_:)``.
+private final class ResponseHandoff: Sendable {
+    private let response = Mutex<HTTPResponder.Making?>(nil)
+    private let given = DispatchSemaphore(value: 0)
+
+    func give(_ make: @escaping HTTPResponder.Making) {
+        response.withLock { $0 = make }
+        given.signal()
+    }
+
+    /// The response, made on the waiting thread.
+    func taken() -> HTTPResponse {
+        given.wait()
+        return response.withLock { $0 }?() ?? HTTPResponse(status: 500)
+    }
 }

@@ -25,6 +25,15 @@ extension ReceiptService {
         case consoleSignIn
     }
 
+    /// What a route's handler gives back: its response, or a write handed to the ledger and the answer once it
+    /// completes.
+    enum Reply: Sendable {
+        case response(HTTPResponse)
+        /// The function starts the write and gives the answer to its argument once the write completes, on
+        /// whatever thread the ledger completes it (see ``TransactionLedger/completesWritesInBackground``).
+        case afterWrite(@Sendable (@escaping @Sendable (Result<HTTPResponse, ServiceError>) -> Void) -> Void)
+    }
+
     /// One endpoint. Templates name their parameters in braces (`{transaction_id}`); a parameter is one path
     /// segment, percent-decoded strictly into non-empty UTF-8 of at most ``maximumIdentifierLength`` bytes.
     struct Route: Sendable {
@@ -35,7 +44,10 @@ extension ReceiptService {
         /// Whether the handler mostly waits for a durable write to be committed: it then runs on a thread of its
         /// own, and such writes from many connections wait, and are committed, together.
         let waits: Bool
-        let handle: @Sendable (ReceiptService, HTTPRequest, [String: String]) throws(ServiceError) -> HTTPResponse
+        /// Whether the handler replies ``Reply/afterWrite(_:)`` rather than waiting for its writes: with a ledger
+        /// that completes writes in the background it then runs on the server's own thread, which never waits.
+        let repliesAfterWrite: Bool
+        let handle: @Sendable (ReceiptService, HTTPRequest, [String: String]) throws(ServiceError) -> Reply
 
         init(
             _ method: String, _ template: String, _ access: Access, waits: Bool = false,
@@ -43,10 +55,32 @@ extension ReceiptService {
                 @escaping @Sendable (ReceiptService, HTTPRequest, [String: String]) throws(ServiceError) ->
                 HTTPResponse
         ) {
+            self.init(method, template, access, waits: waits, repliesAfterWrite: false) {
+                (service, request, parameters) throws(ServiceError) in
+                .response(try handle(service, request, parameters))
+            }
+        }
+
+        /// A route whose handler replies once its writes complete (``Reply/afterWrite(_:)``): it waits for them only
+        /// with a ledger that completes writes on the calling thread.
+        init(
+            _ method: String, _ template: String, _ access: Access,
+            replying handle:
+                @escaping @Sendable (ReceiptService, HTTPRequest, [String: String]) throws(ServiceError) -> Reply
+        ) {
+            self.init(method, template, access, waits: true, repliesAfterWrite: true, handle)
+        }
+
+        private init(
+            _ method: String, _ template: String, _ access: Access, waits: Bool, repliesAfterWrite: Bool,
+            _ handle:
+                @escaping @Sendable (ReceiptService, HTTPRequest, [String: String]) throws(ServiceError) -> Reply
+        ) {
             self.method = method
             self.template = template
             self.access = access
             self.waits = waits
+            self.repliesAfterWrite = repliesAfterWrite
             self.handle = handle
             segments = template.split(separator: "/", omittingEmptySubsequences: false).dropFirst().map { $0 }
         }
@@ -66,13 +100,16 @@ extension ReceiptService {
         Route("GET", "/verifyReceipt", .open) { (service, _, _) throws(ServiceError) in
             service.verifyReceiptStatus(21000)
         },
-        Route("POST", "/v1/transactions", .token, waits: true) { (service, request, _) throws(ServiceError) in
-            try service.recordTransaction(request)
-        },
-        Route("POST", "/v1/transactions/{transaction_id}/cancellation", .token, waits: true) {
-            (service, request, parameters) throws(ServiceError) in
-            try service.recordCancellation(request, transactionID: parameters["transaction_id"] ?? "")
-        },
+        Route(
+            "POST", "/v1/transactions", .token,
+            replying: { (service, request, _) throws(ServiceError) in
+                try service.recordTransaction(request)
+            }),
+        Route(
+            "POST", "/v1/transactions/{transaction_id}/cancellation", .token,
+            replying: { (service, request, parameters) throws(ServiceError) in
+                try service.recordCancellation(request, transactionID: parameters["transaction_id"] ?? "")
+            }),
         Route("GET", "/v1/customers/{customer_id}/receipt", .token) {
             (service, request, parameters) throws(ServiceError) in
             try service.customerReceipt(request, customerID: parameters["customer_id"] ?? "")
@@ -184,9 +221,13 @@ extension ReceiptService {
     /// This service's interface as an OpenAPI 3.1 document (`Sources/ReceiptService/openapi.json`, compiled in).
     public static let openAPIDocument: [UInt8] = PackageResources.openapi_json
 
-    /// Whether `request` goes to a route whose handler waits for a commit (``Route/waits``).
+    /// Whether `request` goes to a route whose handler waits for a commit (``Route/waits``), unless it replies
+    /// after its writes and the ledger completes them in the background.
     func waits(_ request: HTTPRequest) -> Bool {
-        let waiting = { (route: Route) in route.waits && route.method == request.method }
+        let background = ledger.completesWritesInBackground
+        let waiting = { (route: Route) in
+            route.waits && route.method == request.method && !(route.repliesAfterWrite && background)
+        }
         guard Self.routes.contains(where: waiting) else { return false }
         let path = Array(request.path.split(separator: "/", omittingEmptySubsequences: false).dropFirst())
         return Self.routes.contains { waiting($0) && Self.match($0.segments, path) != nil }
@@ -194,7 +235,7 @@ extension ReceiptService {
 
     /// The route template (for metrics and logs) and the answer: the route's, or 404 for a path no route has,
     /// 405 with `Allow` for a method the path does not take.
-    func route(_ request: HTTPRequest) -> (String, Result<HTTPResponse, ServiceError>) {
+    func route(_ request: HTTPRequest) -> (String, Result<Reply, ServiceError>) {
         if configuration.console == nil && Self.isConsolePath(request.path) {
             return ("other", .failure(Self.consoleOff))
         }
@@ -226,7 +267,7 @@ extension ReceiptService {
     }
 
     private func answer(_ route: Route, _ request: HTTPRequest, _ parameters: [String: String]) -> Result<
-        HTTPResponse, ServiceError
+        Reply, ServiceError
     > {
         do throws(ServiceError) {
             var decoded: [String: String] = [:]
@@ -245,7 +286,12 @@ extension ReceiptService {
                     throw Self.invalidStoreAPIParameter(name, error.message)
                 }
             }
-            return .success(try route.handle(self, request, decoded))
+            switch try route.handle(self, request, decoded) {
+            case .response(let response): return .success(.response(response))
+            case .afterWrite(let start) where route.access == .storeAPI:
+                return .success(.afterWrite { reply in start { reply($0.mapError(\.inAppleShape)) } })
+            case .afterWrite(let start): return .success(.afterWrite(start))
+            }
         } catch {
             return .failure(route.access == .storeAPI ? error.inAppleShape : error)
         }

@@ -16,23 +16,23 @@ import StrictJSON
 /// transaction.
 extension ReceiptService {
 
-    func recordTransaction(_ request: HTTPRequest) throws(ServiceError) -> HTTPResponse {
+    func recordTransaction(_ request: HTTPRequest) throws(ServiceError) -> Reply {
         let body = try request.jsonBody()
         if body["signed_transaction"] != nil { return try recordSignedTransaction(body) }
         let transaction = try Self.transaction(from: body)
         let announced = try outgoingNotifications(recording: transaction)
         guard !announced.isEmpty else {
-            return try Self.answer(ledgerOperation { () throws(LedgerError) in try ledger.record(transaction) })
+            return .afterWrite { [ledger] reply in
+                ledger.record(transaction) { reply(Self.answer($0)) }
+            }
         }
-        let response = try answer(applying: [.record(transaction), .queue(announced)])
-        notificationSender?.wake()
-        return response
+        return reply(applying: [.record(transaction), .queue(announced)], announcing: true)
     }
 
     /// `{"customer_id", "signed_transaction": JWS}`: a StoreKit 2 transaction (`jwsRepresentation`) verified
     /// against `apple_notifications`, recorded for the customer with its revocation, if it has one, in one commit.
     /// Apple's signed data may move a recorded expiry later (a renewal-date extension): see ``LedgerChange/extend(_:)``.
-    private func recordSignedTransaction(_ body: JSONValue) throws(ServiceError) -> HTTPResponse {
+    private func recordSignedTransaction(_ body: JSONValue) throws(ServiceError) -> Reply {
         let customerID: String
         let compact: String
         do throws(JSONFieldError) {
@@ -50,18 +50,27 @@ extension ReceiptService {
         if let revoked = signed.revocationDate {
             changes.append(.cancel(transactionID: transaction.purchase.transactionID, at: revoked))
         }
-        return try answer(applying: changes)
+        return reply(applying: changes, announcing: false)
     }
 
     /// Applies `changes` in one commit (nothing is stored when one is refused) and answers with the transaction
-    /// as the last of them left it: 201 when anything was new, else 200.
-    func answer(applying changes: [LedgerChange]) throws(ServiceError) -> HTTPResponse {
-        let outcomes = try ledgerOperation { () throws(LedgerError) in try ledger.apply(changes) }
-        let stored = Self.stored(outcomes)
-        guard let last = stored.last else {
-            throw ServiceError(status: 500, code: "internal", message: "nothing was recorded")
+    /// as the last of them left it: 201 when anything was new, else 200. When `announcing` (the changes queue
+    /// outgoing notifications), the sender is woken once they are committed.
+    private func reply(applying changes: [LedgerChange], announcing: Bool) -> Reply {
+        .afterWrite { [ledger, notificationSender] reply in
+            ledger.apply(changes, notification: nil) { result in
+                if announcing, case .success = result { notificationSender?.wake() }
+                reply(
+                    result.mapError(Self.serviceError).flatMap { (application) -> Result<HTTPResponse, ServiceError> in
+                        guard case .applied(let outcomes) = application, let last = Self.stored(outcomes).last else {
+                            return .failure(
+                                ServiceError(status: 500, code: "internal", message: "nothing was recorded"))
+                        }
+                        return .success(
+                            Self.answer(Self.stored(outcomes).created ? .created(last) : .alreadyRecorded(last)))
+                    })
+            }
         }
-        return Self.answer(stored.created ? .created(last) : .alreadyRecorded(last))
     }
 
     /// Whether anything of `outcomes` was new, each transaction as the last of them left it, by id, and the
@@ -87,7 +96,7 @@ extension ReceiptService {
         return (created, transactions, last)
     }
 
-    func recordCancellation(_ request: HTTPRequest, transactionID: String) throws(ServiceError) -> HTTPResponse {
+    func recordCancellation(_ request: HTTPRequest, transactionID: String) throws(ServiceError) -> Reply {
         let date: ReceiptDate
         let body = try request.jsonBody()
         do throws(JSONFieldError) {
@@ -102,30 +111,36 @@ extension ReceiptService {
             try outgoingNotifications(refunding: stored, at: date)
         }
         guard let announced, !announced.isEmpty else {
-            return try Self.answer(
-                ledgerOperation { () throws(LedgerError) in
-                    try ledger.recordCancellation(transactionID: transactionID, at: date)
-                })
+            return .afterWrite { [ledger] reply in
+                ledger.recordCancellation(transactionID: transactionID, at: date) { reply(Self.answer($0)) }
+            }
         }
-        let response = try answer(applying: [.cancel(transactionID: transactionID, at: date), .queue(announced)])
-        notificationSender?.wake()
-        return response
+        return reply(applying: [.cancel(transactionID: transactionID, at: date), .queue(announced)], announcing: true)
     }
 
-    /// Runs a ledger operation, turning its errors into responses: 409 for conflicts (with the fields), 404 for
-    /// unknown transactions, 503 when the ledger cannot be used.
+    /// Runs a ledger operation, turning its errors into responses (see ``serviceError(_:)``).
     func ledgerOperation<T>(_ operation: () throws(LedgerError) -> T) throws(ServiceError) -> T {
         do {
             return try operation()
         } catch {
-            switch error.code {
-            case .conflict:
-                throw ServiceError(
-                    status: 409, code: "conflict", message: error.message, fields: error.conflictingFields)
-            case .notFound: throw ServiceError(status: 404, code: "unknown_transaction", message: error.message)
-            case .storage: throw ServiceError(status: 503, code: "ledger_unavailable", message: error.message)
-            }
+            throw Self.serviceError(error)
         }
+    }
+
+    /// A ledger's error as a response: 409 for conflicts (with the fields), 404 for unknown transactions, 503 when
+    /// the ledger cannot be used.
+    static func serviceError(_ error: LedgerError) -> ServiceError {
+        switch error.code {
+        case .conflict:
+            ServiceError(status: 409, code: "conflict", message: error.message, fields: error.conflictingFields)
+        case .notFound: ServiceError(status: 404, code: "unknown_transaction", message: error.message)
+        case .storage: ServiceError(status: 503, code: "ledger_unavailable", message: error.message)
+        }
+    }
+
+    /// A record's outcome as its answer (see ``answer(_:)``), or its error's.
+    static func answer(_ result: Result<LedgerRecordOutcome, LedgerError>) -> Result<HTTPResponse, ServiceError> {
+        result.map(answer).mapError(serviceError)
     }
 
     /// 201 with the record when it is new, 200 with the stored record when it was already there.

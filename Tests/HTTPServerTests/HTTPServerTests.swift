@@ -67,6 +67,22 @@ func eventually(_ condition: () -> Bool) async throws -> Bool {
     return condition()
 }
 
+/// A server's ``HTTPServer/stop()`` running on a thread of its own: a stop blocking one of the few threads Swift's
+/// tasks run on could hold up the test's own sleeps (and other tests' tasks) until it returns.
+final class Stopping: Sendable {
+    private let done = Mutex(false)
+
+    init(_ server: HTTPServer) {
+        Thread.detachNewThread { [self] in
+            server.stop()
+            done.withLock { $0 = true }
+        }
+    }
+
+    /// Whether the stop has returned.
+    var returned: Bool { done.withLock { $0 } }
+}
+
 @Suite("HTTPServer over libmicrohttpd", .serialized)
 struct HTTPServerTests {
     @Test("A GET reaches the handler with its path as sent, decoded query arguments in order and lowercased headers")

@@ -98,15 +98,11 @@ struct WaitingHandlerTests {
         try server.start()
         let waiting = Task { try? await fetch(server, "/wait", method: "POST", body: Array("w".utf8)) }
         #expect(try await eventually { rendezvous.arrivals == 1 })
-        let stopped = Mutex(false)
-        let stopping = Task.detached {
-            server.stop()
-            stopped.withLock { $0 = true }
-        }
+        let stopping = Stopping(server)
         try await Task.sleep(for: .milliseconds(300))
-        #expect(!stopped.withLock { $0 })
+        #expect(!stopping.returned)
         _ = rendezvous.arrive(waitingAtMost: 10)
-        await stopping.value
+        #expect(try await eventually { stopping.returned })
         #expect(returned.withLock { $0 })
         _ = await waiting.value
     }

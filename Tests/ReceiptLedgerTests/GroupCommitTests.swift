@@ -88,12 +88,16 @@ struct GroupCommitTests {
     }
 
     /// Records `count` new transactions in `ledger`, each from a thread of its own, while another connection holds
-    /// the file's lock; releases it once all of them wait, and returns how many group commits they took.
+    /// the file's lock: the first is being committed (waiting for the lock) when the others start. Releases the
+    /// lock once all of them wait, and returns how many group commits they took.
     private func groupsCommitted(recordingBehindLock count: Int, in ledger: SQLiteLedger) throws -> Int {
         let before = ledger.groupsCommitted
         let lock = try WriteLock(path: directory.path())
         let writers = Writers<Void>()
-        for index in 0..<count {
+        try writers.startCommitting("write 0", of: ledger) { () throws(LedgerError) in
+            _ = try ledger.record(Sample.minimal(id: "0"))
+        }
+        for index in 1..<count {
             writers.start("write \(index)") { () throws(LedgerError) in
                 _ = try ledger.record(Sample.minimal(id: "\(index)"))
             }
@@ -107,7 +111,7 @@ struct GroupCommitTests {
     @Test("writes that wait while another connection holds the file's lock are committed together, in one commit")
     func waitingWritesCommitTogether() throws {
         let ledger = try SQLiteLedger(path: directory.path())
-        // The first writer took its group alone before waiting for the lock; the 63 others queued behind it.
+        // The first write is committed alone, waiting for the lock; the 63 others queued behind it.
         #expect(try groupsCommitted(recordingBehindLock: 64, in: ledger) == 2)
         #expect(try ledger.count() == 64)
     }
@@ -151,7 +155,7 @@ struct GroupCommitTests {
         let lock = try WriteLock(path: directory.path())
         let writers = Writers<LedgerRecordOutcome>()
         // The first write takes its group alone; the group after it holds the others, in this order.
-        try writers.startInLine("first", of: ledger) { () throws(LedgerError) in
+        try writers.startCommitting("first", of: ledger) { () throws(LedgerError) in
             try ledger.record(Sample.minimal(id: "first"))
         }
         try writers.startInLine("new", of: ledger) { () throws(LedgerError) in
@@ -197,7 +201,10 @@ struct GroupCommitTests {
             let before = ledger.groupsCommitted
             let lock = try WriteLock(path: path)
             let writers = Writers<Void>()
-            for index in 0..<8 {
+            try writers.startCommitting("write 0", of: ledger) { () throws(LedgerError) in
+                _ = try ledger.record(Sample.minimal(id: "0"))
+            }
+            for index in 1..<8 {
                 writers.start("write \(index)") { () throws(LedgerError) in
                     _ = try ledger.record(Sample.minimal(id: "\(index)"))
                 }
@@ -232,7 +239,7 @@ struct GroupCommitTests {
             // 8 MiB does not fit SQLite's page cache, which spills to the WAL in the middle of the transaction:
             // past the file-size limit that write fails, and SQLite rolls back the whole transaction.
             let huge = Sample.minimal(id: "huge", customerID: String(repeating: "x", count: 8 << 20))
-            try writers.startInLine("first", of: ledger) { () throws(LedgerError) in
+            try writers.startCommitting("first", of: ledger) { () throws(LedgerError) in
                 try ledger.record(Sample.minimal(id: "first"))
             }
             try writers.startInLine("before", of: ledger) { () throws(LedgerError) in
@@ -293,6 +300,19 @@ final class Writers<Value: Sendable>: Sendable {
         let waiting = ledger.waitingWrites
         start(name, write)
         try waitUntil(ledger, hasWaiting: waiting + 1)
+    }
+
+    /// Starts `write` on a thread of its own, the first of `ledger`'s line, and waits until it is being committed
+    /// (alone in its group, so waiting for the file's lock when another connection holds it).
+    func startCommitting(
+        _ name: String, of ledger: SQLiteLedger, _ write: @escaping @Sendable () throws(LedgerError) -> Value
+    ) throws {
+        start(name, write)
+        let deadline = ContinuousClock.now + .seconds(10)
+        while ledger.writesBeingCommitted == 0, ContinuousClock.now < deadline {
+            usleep(200)
+        }
+        try #require(ledger.writesBeingCommitted == 1, "\(name) is not being committed alone")
     }
 
     /// Waits for every write started, then returns their results by name.

@@ -1,0 +1,79 @@
+private import Foundation
+internal import Synchronization
+
+/// What a handler gives back for a request: its response now, or the promise of one.
+public enum HTTPAnswer: Sendable {
+    /// The response, sent at once.
+    case response(HTTPResponse)
+    /// The response comes later: the server sets the connection aside, its thread serving other connections
+    /// meanwhile, and calls the function with the ``HTTPResponder`` that sends it, from any thread, once it is
+    /// known (after a commit, say). The function must not wait for the response itself.
+    case later(@Sendable (HTTPResponder) -> Void)
+}
+
+/// Sends the response of one request answered ``HTTPAnswer/later(_:)``, from any thread. The first response given
+/// counts and later ones are ignored; a responder let go of without a response sends a 500 (`internal_error`), so
+/// that no connection is left waiting.
+public final class HTTPResponder: Sendable {
+    /// Makes a response where it is sent.
+    public typealias Making = @Sendable () -> HTTPResponse
+
+    private let deliver: Mutex<(@Sendable (@escaping Making) -> Void)?>
+
+    /// A responder that hands the function making the response to `deliver`, once.
+    public init(delivering deliver: @escaping @Sendable (@escaping Making) -> Void) {
+        self.deliver = Mutex(deliver)
+    }
+
+    /// Sends `response`, unless a response was sent already.
+    public func respond(_ response: HTTPResponse) {
+        respond(making: { response })
+    }
+
+    /// Sends the response `make` returns, called on the server's thread that sends it (or, with a responder made
+    /// by ``init(delivering:)``, wherever its `deliver` calls it), unless a response was sent already: a thread
+    /// that completes many requests in turn, such as a ledger's committer, hands each one over without making it.
+    public func respond(making make: @escaping Making) {
+        let deliver = deliver.withLock { (deliver) -> (@Sendable (@escaping Making) -> Void)? in
+            defer { deliver = nil }
+            return deliver
+        }
+        deliver?(make)
+    }
+
+    deinit {
+        respond(internalError("the handler gave no response"))
+    }
+}
+
+/// Counts the responders handed out and not yet used, so that the server stops only once every connection set
+/// aside has its response.
+///
+/// `Sendable` through its lock: `count` is only read or written with `condition` locked.
+final class PendingAnswers: @unchecked Sendable {
+    private let condition = NSCondition()
+    private var count = 0
+
+    /// A responder that sends through `deliver`, counted until it has.
+    func responder(delivering deliver: @escaping @Sendable (@escaping HTTPResponder.Making) -> Void) -> HTTPResponder {
+        condition.lock()
+        count += 1
+        condition.unlock()
+        return HTTPResponder { [self] response in
+            deliver(response)
+            condition.lock()
+            count -= 1
+            if count == 0 { condition.broadcast() }
+            condition.unlock()
+        }
+    }
+
+    /// Returns once every responder handed out has sent its response.
+    func waitForAll() {
+        condition.lock()
+        while count > 0 {
+            condition.wait()
+        }
+        condition.unlock()
+    }
+}
