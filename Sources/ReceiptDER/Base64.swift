@@ -83,26 +83,56 @@ public enum Base64 {
         }
     }
 
+    /// The sextet of each byte for each of the four positions of a group, shifted into place in the group's 24
+    /// bits (`placed[position * 256 + byte]`); a byte outside the alphabet has bits above the 24th set, so one OR of
+    /// a group's four values both assembles it and flags any such byte.
+    private static let placed: [UInt32] = (0..<4).flatMap { position in
+        values.map { value in value == 0xFF ? 0xFF00_0000 : UInt32(value) << (18 - 6 * position) }
+    }
+
+    /// The three bytes of the group of four characters in the low 32 bits of `word` (the first in the lowest
+    /// byte) in its low 24 bits, with bits above them set when one of the characters is not in the alphabet.
+    @inline(__always)
+    private static func group(_ word: UInt64, _ placed: Span<UInt32>) -> UInt32 {
+        placed[Int(word & 0xFF)] | placed[256 + Int(word >> 8 & 0xFF)] | placed[512 + Int(word >> 16 & 0xFF)]
+            | placed[768 + Int(word >> 24 & 0xFF)]
+    }
+
     /// Decodes groups of four alphabet characters from `start` on, stopping at the first group that holds any
-    /// other byte or is cut short by the end; returns where it stopped.
+    /// other byte or is cut short by the end; returns where it stopped. Eight characters are read at once while
+    /// eight remain.
     private static func decodeQuads(
-        _ input: Span<UInt8>, from start: Int, table: Span<UInt8>, into output: inout OutputSpan<UInt8>
+        _ input: Span<UInt8>, from start: Int, into output: inout OutputSpan<UInt8>
     ) -> Int {
+        let placed = Self.placed.span
+        let bytes = input.bytes
         var offset = start
-        while input.count - offset >= 4 {
-            let first = table[Int(input[offset])]
-            let second = table[Int(input[offset + 1])]
-            let third = table[Int(input[offset + 2])]
-            let fourth = table[Int(input[offset + 3])]
-            // Alphabet values are below 64; 0xFF marks every other byte.
-            guard (first | second | third | fourth) & 0xC0 == 0 else { break }
-            let quad = UInt32(first) << 18 | UInt32(second) << 12 | UInt32(third) << 6 | UInt32(fourth)
-            output.append(UInt8(truncatingIfNeeded: quad >> 16))
-            output.append(UInt8(truncatingIfNeeded: quad >> 8))
-            output.append(UInt8(truncatingIfNeeded: quad))
-            offset += 4
+        while input.count - offset >= 8 {
+            let word = UInt64(littleEndian: bytes.unsafeLoadUnaligned(fromByteOffset: offset, as: UInt64.self))
+            let first = group(word, placed)
+            let second = group(word >> 32, placed)
+            guard (first | second) & 0xFF00_0000 == 0 else { break }
+            append(first, to: &output)
+            append(second, to: &output)
+            offset += 8
+        }
+        if input.count - offset >= 4 {
+            let word = UInt32(littleEndian: bytes.unsafeLoadUnaligned(fromByteOffset: offset, as: UInt32.self))
+            let last = group(UInt64(word), placed)
+            if last & 0xFF00_0000 == 0 {
+                append(last, to: &output)
+                offset += 4
+            }
         }
         return offset
+    }
+
+    /// Appends the three bytes of a group, the highest first.
+    @inline(__always)
+    private static func append(_ group: UInt32, to output: inout OutputSpan<UInt8>) {
+        output.append(UInt8(truncatingIfNeeded: group >> 16))
+        output.append(UInt8(truncatingIfNeeded: group >> 8))
+        output.append(UInt8(truncatingIfNeeded: group))
     }
 
     /// What ``decode(_:)`` does, into `output`, which has room for three bytes per four bytes of `input` and two
@@ -119,7 +149,7 @@ public enum Base64 {
         var offset = 0
         while offset < input.count {
             if inGroup == 0 && padding == 0 {
-                offset = decodeQuads(input, from: offset, table: table, into: &output)
+                offset = decodeQuads(input, from: offset, into: &output)
                 guard offset < input.count else { break }
             }
             let byte = input[offset]
@@ -130,9 +160,7 @@ public enum Base64 {
                 group = group << 6 | UInt32(value)
                 inGroup += 1
                 if inGroup == 4 {
-                    output.append(UInt8(truncatingIfNeeded: group >> 16))
-                    output.append(UInt8(truncatingIfNeeded: group >> 8))
-                    output.append(UInt8(truncatingIfNeeded: group))
+                    append(group, to: &output)
                     group = 0
                     inGroup = 0
                 }

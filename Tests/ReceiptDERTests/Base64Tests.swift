@@ -106,6 +106,19 @@ struct Base64Tests {
         }
     }
 
+    @Test("whitespace at any position of a long text is skipped, whatever the alignment of what follows it")
+    func whitespaceAnywhere() throws {
+        let bytes = (0..<48).map { UInt8(truncatingIfNeeded: $0 &* 37) }
+        let valid = Array(Base64.encode(bytes).utf8)
+        for offset in 0...valid.count {
+            for gap in [" ", "\n", "\r\n", " \n "] {
+                var text = valid
+                text.insert(contentsOf: Array(gap.utf8), at: offset)
+                #expect(try Base64.decode(text) == bytes, "\(gap.debugDescription) at \(offset)")
+            }
+        }
+    }
+
     @Test(
         "text whose base64 characters are not a multiple of four is rejected",
         arguments: ["Z", "Zg", "Zg=", "Zm9", "Zm9vY", "Zm9vYg", "Zm9vYg=", "=", "==", "Zm9vYmFy=", "Zm9vYmFy=="])
