@@ -82,7 +82,7 @@ extension ReceiptService {
             self.waits = waits
             self.repliesAfterWrite = repliesAfterWrite
             self.handle = handle
-            segments = template.split(separator: "/", omittingEmptySubsequences: false).dropFirst().map { $0 }
+            segments = ReceiptService.segments(template)
         }
 
         /// The template's path segments, split once.
@@ -228,9 +228,21 @@ extension ReceiptService {
         let waiting = { (route: Route) in
             route.waits && route.method == request.method && !(route.repliesAfterWrite && background)
         }
-        guard Self.routes.contains(where: waiting) else { return false }
-        let path = Array(request.path.split(separator: "/", omittingEmptySubsequences: false).dropFirst())
+        let count = Self.segmentCount(request.path)
+        guard Self.routes.contains(where: { waiting($0) && $0.segments.count == count }) else { return false }
+        let path = Self.segments(request.path)
         return Self.routes.contains { waiting($0) && Self.match($0.segments, path) != nil }
+    }
+
+    /// The path's segments after its leading `/` (`/v1/transactions` is `v1`, `transactions`), as templates are
+    /// split.
+    private static func segments(_ path: String) -> [Substring] {
+        Array(path.split(separator: "/", omittingEmptySubsequences: false).dropFirst())
+    }
+
+    /// How many ``segments(_:)`` `path` has, counted without splitting it: one per `/`.
+    private static func segmentCount(_ path: String) -> Int {
+        path.utf8.reduce(0) { count, byte in byte == UInt8(ascii: "/") ? count + 1 : count }
     }
 
     /// The route template (for metrics and logs) and the answer: the route's, or 404 for a path no route has,
@@ -239,11 +251,11 @@ extension ReceiptService {
         if configuration.console == nil && Self.isConsolePath(request.path) {
             return ("other", .failure(Self.consoleOff))
         }
-        let path = request.path.split(separator: "/", omittingEmptySubsequences: false).dropFirst()
+        let path = Self.segments(request.path)
         var allowed: [String] = []
         var template: String?
-        for route in Self.routes {
-            guard let parameters = Self.match(route.segments, Array(path)) else { continue }
+        for route in Self.routes where route.segments.count == path.count {
+            guard let parameters = Self.match(route.segments, path) else { continue }
             template = route.template
             guard route.method == request.method else {
                 allowed.append(route.method)
