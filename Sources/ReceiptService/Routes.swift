@@ -235,9 +235,9 @@ extension ReceiptService {
     }
 
     /// The path's segments after its leading `/` (`/v1/transactions` is `v1`, `transactions`), as templates are
-    /// split.
+    /// split: at every `/` byte (RFC 3986 §3.3), not at whole characters.
     private static func segments(_ path: String) -> [Substring] {
-        Array(path.split(separator: "/", omittingEmptySubsequences: false).dropFirst())
+        path.utf8.split(separator: UInt8(ascii: "/"), omittingEmptySubsequences: false).dropFirst().map(Substring.init)
     }
 
     /// How many ``segments(_:)`` `path` has, counted without splitting it: one per `/`.
