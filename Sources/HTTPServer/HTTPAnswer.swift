@@ -49,7 +49,7 @@ public final class HTTPResponder: Sendable {
 /// Counts the responders handed out and not yet used, so that the server stops only once every connection set
 /// aside has its response.
 ///
-/// `Sendable` through its lock: `count` is only read or written with `condition` locked.
+/// `@unchecked Sendable`: `count` is only read or written while `condition` is locked.
 final class PendingAnswers: @unchecked Sendable {
     private let condition = NSCondition()
     private var count = 0
@@ -59,8 +59,8 @@ final class PendingAnswers: @unchecked Sendable {
         condition.lock()
         count += 1
         condition.unlock()
-        return HTTPResponder { [self] response in
-            deliver(response)
+        return HTTPResponder { [self] make in
+            deliver(make)
             condition.lock()
             count -= 1
             if count == 0 { condition.broadcast() }

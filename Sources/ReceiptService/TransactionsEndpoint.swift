@@ -60,17 +60,22 @@ extension ReceiptService {
         .afterWrite { [ledger, notificationSender] reply in
             ledger.apply(changes, notification: nil) { result in
                 if announcing, case .success = result { notificationSender?.wake() }
-                reply(
-                    result.mapError(Self.serviceError).flatMap { (application) -> Result<HTTPResponse, ServiceError> in
-                        guard case .applied(let outcomes) = application, let last = Self.stored(outcomes).last else {
-                            return .failure(
-                                ServiceError(status: 500, code: "internal", message: "nothing was recorded"))
-                        }
-                        return .success(
-                            Self.answer(Self.stored(outcomes).created ? .created(last) : .alreadyRecorded(last)))
-                    })
+                reply(result.mapError(Self.serviceError).flatMap(Self.answer(applied:)))
             }
         }
+    }
+
+    /// The answer to changes applied without a notification: the transaction as the last of them left it, 201 when
+    /// anything was new, else 200.
+    private static func answer(applied application: LedgerApplication) -> Result<HTTPResponse, ServiceError> {
+        guard case .applied(let outcomes) = application else {
+            return .failure(ServiceError(status: 500, code: "internal", message: "changes came back as a notification"))
+        }
+        let stored = stored(outcomes)
+        guard let last = stored.last else {
+            return .failure(ServiceError(status: 500, code: "internal", message: "nothing was recorded"))
+        }
+        return .success(answer(stored.created ? .created(last) : .alreadyRecorded(last)))
     }
 
     /// Whether anything of `outcomes` was new, each transaction as the last of them left it, by id, and the
