@@ -128,6 +128,21 @@ struct JSONNumberTests {
 
 @Suite("JSON parsing: strings")
 struct JSONStringTests {
+    @Test("a string with an escape at any position, in a document that goes on after it, parses back to itself")
+    func escapeAnywhere() throws {
+        for length in 1...24 {
+            for position in 0..<length {
+                for character in ["\"", "\\", "\n", "\u{1F}", "é"] {
+                    let text =
+                        String(repeating: "a", count: position) + character
+                        + String(repeating: "b", count: length - position - 1)
+                    let document = JSONValue.array([.string(text), .string("after")])
+                    #expect(try JSONValue(parsing: document.serialized()) == document, "\(text.debugDescription)")
+                }
+            }
+        }
+    }
+
     @Test(
         "\\u escapes decode to the code point, surrogate pairs to one scalar",
         arguments: [
