@@ -7,9 +7,8 @@ internal import Synchronization
 /// the writes in line, at most ``maximumGroupSize`` of them, commits them together, hands each its own result,
 /// and goes on with the writes that arrived meanwhile, until the line is empty. So one group is committed at a
 /// time, groups are committed in the order their writes arrived, and no write is answered before the group
-/// holding it has been committed or has failed. A writer may wait for its result (``submit(_:committingWith:)``)
-/// or leave a completion and go on (``submit(_:committingWith:completion:)``), so that a thread serving many
-/// clients never waits for a commit.
+/// holding it has been committed or has failed. A writer leaves a completion and goes on, so that a thread serving
+/// many clients never waits for a commit; one that must wait waits for its completion (``ResultHandoff``).
 final class GroupCommitQueue<Write: Sendable, Outcome: Sendable>: Sendable {
     /// A write in line, how its group is committed, and who gets its result.
     private struct Pending: Sendable {
@@ -65,14 +64,6 @@ final class GroupCommitQueue<Write: Sendable, Outcome: Sendable>: Sendable {
         if wakes {
             committer.async { self.commitInLine() }
         }
-    }
-
-    /// Puts `write` in line, waits until the group holding it is done and returns its own result. Must not be
-    /// called from a completion of ``submit(_:committingWith:completion:)``.
-    func submit(
-        _ write: Write, committingWith commit: @escaping @Sendable ([Write]) -> [Result<Outcome, LedgerError>]
-    ) -> Result<Outcome, LedgerError> {
-        ResultHandoff.waiting { (completion) in submit(write, committingWith: commit, completion: completion) }
     }
 
     /// The committer's work: groups of the writes in line, until there are none. Each group's writers get their

@@ -444,7 +444,7 @@ public final class SQLiteLedger: LedgerStore {
     private func writing<Value: Sendable>(
         _ purpose: String, _ body: @escaping @Sendable (SQLiteWriter) throws(LedgerError) -> Value
     ) throws(LedgerError) -> Value {
-        try Self.typed(writes.submit(Self.groupedWrite(purpose, body), committingWith: commit), purpose).get()
+        try ResultHandoff.waiting { (completion) in writing(purpose, completion: completion, body) }.get()
     }
 
     /// As `writing`, but returns at once: `completion` gets the result on the committing thread once the group is
@@ -453,29 +453,19 @@ public final class SQLiteLedger: LedgerStore {
         _ purpose: String, completion: @escaping @Sendable (Result<Value, LedgerError>) -> Void,
         _ body: @escaping @Sendable (SQLiteWriter) throws(LedgerError) -> Value
     ) {
-        writes.submit(Self.groupedWrite(purpose, body), committingWith: commit) { result in
-            completion(Self.typed(result, purpose))
-        }
-    }
-
-    private static func groupedWrite<Value: Sendable>(
-        _ purpose: String, _ body: @escaping @Sendable (SQLiteWriter) throws(LedgerError) -> Value
-    ) -> GroupedWrite<any Sendable> {
-        GroupedWrite<any Sendable>(purpose: purpose) { (database) throws(LedgerError) in
+        let write = GroupedWrite<any Sendable>(purpose: purpose) { (database) throws(LedgerError) in
             try body(SQLiteWriter(database: database))
         }
-    }
-
-    /// A write's result as the type its function returns.
-    private static func typed<Value: Sendable>(
-        _ result: Result<any Sendable, LedgerError>, _ purpose: String
-    ) -> Result<Value, LedgerError> {
-        result.flatMap { value in
-            guard let typed = value as? Value else {
-                return .failure(
-                    LedgerError(.storage, "\(purpose): the write returned \(type(of: value)), not \(Value.self)"))
-            }
-            return .success(typed)
+        writes.submit(write, committingWith: commit) { result in
+            completion(
+                result.flatMap { value in
+                    guard let typed = value as? Value else {
+                        return .failure(
+                            LedgerError(
+                                .storage, "\(purpose): the write returned \(type(of: value)), not \(Value.self)"))
+                    }
+                    return .success(typed)
+                })
         }
     }
 
