@@ -1,7 +1,8 @@
 private import Foundation
 internal import Synchronization
 
-/// What a handler gives back for a request: its response now, or the promise of one.
+/// What a handler gives back for a request: its response now, the promise of one, or the work that finds it by
+/// waiting.
 public enum HTTPAnswer: Sendable {
     /// The response, sent at once.
     case response(HTTPResponse)
@@ -9,6 +10,44 @@ public enum HTTPAnswer: Sendable {
     /// meanwhile, and calls the function with the ``HTTPResponder`` that sends it, from any thread, once it is
     /// known (after a commit, say). The function must not wait for the response itself.
     case later(@Sendable (HTTPResponder) -> Void)
+    /// The answer is what the function returns, and the function mostly waits (for a commit, another server)
+    /// rather than computes: the server sets the connection aside and runs it on one of
+    /// ``HTTPServerConfiguration/waitingThreads`` threads, so that its own threads serve other connections
+    /// meanwhile. What the function returns is answered as any other answer, there.
+    case waiting(@Sendable () -> HTTPAnswer)
+}
+
+extension HTTPAnswer {
+    /// The response this answer comes to, waited for on the calling thread: a waiting answer's work runs here, and
+    /// a later answer's function gets a responder whose response is made here once it is given (500
+    /// `internal_error` if the responder is let go of without one).
+    public func waitForResponse() -> HTTPResponse {
+        switch self {
+        case .response(let response): return response
+        case .waiting(let work): return work().waitForResponse()
+        case .later(let start):
+            let handoff = ResponseHandoff()
+            start(HTTPResponder { handoff.give($0) })
+            return handoff.taken()
+        }
+    }
+}
+
+/// How a response given on one thread reaches the one thread waiting for it.
+private final class ResponseHandoff: Sendable {
+    private let response = Mutex<HTTPResponder.Making?>(nil)
+    private let given = DispatchSemaphore(value: 0)
+
+    func give(_ make: @escaping HTTPResponder.Making) {
+        response.withLock { $0 = make }
+        given.signal()
+    }
+
+    /// The response, made on the waiting thread.
+    func taken() -> HTTPResponse {
+        given.wait()
+        return response.withLock { $0 }?() ?? internalError("the handler gave no response")
+    }
 }
 
 /// Sends the response of one request answered ``HTTPAnswer/later(_:)``, from any thread. The first response given

@@ -23,36 +23,27 @@ internal import Synchronization
 public final class HTTPServer: Sendable {
     private let configuration: HTTPServerConfiguration
     private let handler: @Sendable (HTTPRequest) -> HTTPAnswer
-    private let waits: @Sendable (HTTPRequest) -> Bool
     private let daemon = Mutex<RunningServer?>(nil)
 
-    /// Creates a stopped server; nothing is bound until ``start()``.
-    ///
-    /// - Parameters:
-    ///   - waits: says, for a complete request, whether its handler will mostly wait (for a commit, another
-    ///     server) rather than compute. Such a request's connection is set aside and its handler run on one of
-    ///     ``HTTPServerConfiguration/waitingThreads`` threads, so the daemons' threads serve other connections
-    ///     meanwhile; its response is then sent as any other. By default no request waits.
-    ///   - handler: called once per complete request, concurrently from the server's threads; it must not call
-    ///     ``stop()``.
+    /// Creates a stopped server whose handler responds to each request at once; nothing is bound until
+    /// ``start()``. The handler is called once per complete request, concurrently from the server's threads; it
+    /// must not call ``stop()``.
     public convenience init(
         configuration: HTTPServerConfiguration = HTTPServerConfiguration(),
-        waits: @escaping @Sendable (HTTPRequest) -> Bool = { _ in false },
         handler: @escaping @Sendable (HTTPRequest) -> HTTPResponse
     ) {
-        self.init(configuration: configuration, waits: waits, answering: { request in .response(handler(request)) })
+        self.init(configuration: configuration, answering: { request in .response(handler(request)) })
     }
 
-    /// Creates a stopped server whose handler may answer a request later (``HTTPAnswer/later(_:)``): its
-    /// connection is then set aside until the response is given, and a stop waits for it. `waits` as for
-    /// ``init(configuration:waits:handler:)``.
+    /// Creates a stopped server whose handler may also answer a request later (``HTTPAnswer/later(_:)``) or by
+    /// waiting on a thread of its own (``HTTPAnswer/waiting(_:)``): the request's connection is then set aside
+    /// until the response is given, and a stop waits for it. The handler is called as for
+    /// ``init(configuration:handler:)``.
     public init(
         configuration: HTTPServerConfiguration = HTTPServerConfiguration(),
-        waits: @escaping @Sendable (HTTPRequest) -> Bool = { _ in false },
         answering handler: @escaping @Sendable (HTTPRequest) -> HTTPAnswer
     ) {
         self.configuration = configuration
-        self.waits = waits
         self.handler = handler
     }
 
@@ -70,7 +61,7 @@ public final class HTTPServer: Sendable {
             try configuration.validate()
             let socket = try ListenSocket.open(ListenAddress(host: configuration.host, port: configuration.port))
             running = try RunningServer.start(
-                listeningOn: socket, configuration: configuration, waits: waits, handler: handler)
+                listeningOn: socket, configuration: configuration, handler: handler)
         }
     }
 

@@ -36,9 +36,8 @@ public struct HTTPServerConfiguration: Sendable {
     /// How long ``HTTPServer/stop()`` waits for requests already being handled to finish sending their responses
     /// before closing their connections. At least 0.
     public var shutdownGracePeriodSeconds: Int
-    /// How many threads run the handler for requests the application says wait rather than compute (see
-    /// ``HTTPServer/init(configuration:waits:handler:)``): so many of them can wait at once while ``threads``
-    /// serve every other connection. At least 1.
+    /// How many threads run the work of answers that wait rather than compute (``HTTPAnswer/waiting(_:)``): so
+    /// many of them can wait at once while ``threads`` serve every other connection. At least 1.
     public var waitingThreads: Int
 
     /// Creates a configuration; the defaults listen on loopback on an ephemeral port with one thread per active

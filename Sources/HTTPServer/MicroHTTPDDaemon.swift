@@ -7,8 +7,7 @@ private import Synchronization
 /// has stopped.
 final class ServerContext: Sendable {
     let handler: @Sendable (HTTPRequest) -> HTTPAnswer
-    let waits: @Sendable (HTTPRequest) -> Bool
-    /// Where the handlers of requests that ``waits`` picks run, their connections suspended meanwhile.
+    /// Where the work of ``HTTPAnswer/waiting(_:)`` answers runs, their connections suspended meanwhile.
     let waitingPool: WaitingWorkPool
     /// The responses of connections set aside (suspended) that are still to come.
     let pendingAnswers = PendingAnswers()
@@ -21,11 +20,10 @@ final class ServerContext: Sendable {
     let errorAnswers: [MicroHTTPDErrorAnswers]
 
     init(
-        handler: @escaping @Sendable (HTTPRequest) -> HTTPAnswer, waits: @escaping @Sendable (HTTPRequest) -> Bool,
-        configuration: HTTPServerConfiguration, table: ConnectionTable
+        handler: @escaping @Sendable (HTTPRequest) -> HTTPAnswer, configuration: HTTPServerConfiguration,
+        table: ConnectionTable
     ) {
         self.handler = handler
-        self.waits = waits
         waitingPool = WaitingWorkPool(threads: configuration.waitingThreads)
         self.maximumBodyBytes = configuration.maximumBodyBytes
         self.headerTimeout = Int64(configuration.requestHeaderTimeoutSeconds) * 1_000_000_000
@@ -60,12 +58,12 @@ final class RunningServer: @unchecked Sendable {
     /// outcome; throws ``HTTPServerError/Code/daemonStartFailed`` when libmicrohttpd or the gate cannot start.
     static func start(
         listeningOn socket: ListenSocket, configuration: HTTPServerConfiguration,
-        waits: @escaping @Sendable (HTTPRequest) -> Bool, handler: @escaping @Sendable (HTTPRequest) -> HTTPAnswer
+        handler: @escaping @Sendable (HTTPRequest) -> HTTPAnswer
     ) throws(HTTPServerError) -> RunningServer {
         let table = ConnectionTable(
             maximumConnections: configuration.maximumConnections,
             maximumPerClient: configuration.maximumConnectionsPerClient, daemons: configuration.threads)
-        let context = ServerContext(handler: handler, waits: waits, configuration: configuration, table: table)
+        let context = ServerContext(handler: handler, configuration: configuration, table: table)
         var daemons: [OpaquePointer] = []
         for index in 0..<configuration.threads {
             guard let daemon = startDaemon(configuration, context, index: index) else { break }
@@ -312,22 +310,25 @@ private func handleAccess(
     var request = state.request
     request.body = state.body
     state.body = []
-    if context.waits(request) {
-        let responder = setAside(connection, state, context)
-        context.waitingPool.submit { [request] in
-            switch context.handler(request) {
-            case .response(let response): responder.respond(response)
-            case .later(let start): start(responder)
-            }
-        }
-        return .YES
-    }
     switch context.handler(request) {
     case .response(let response):
         return respond(response, to: connection, state, context)
     case .later(let start):
         start(setAside(connection, state, context))
-        return .YES
+    case .waiting(let work):
+        let responder = setAside(connection, state, context)
+        context.waitingPool.submit { give(work(), to: responder) }
+    }
+    return .YES
+}
+
+/// Gives `answer` to `responder`: its response, or the responder itself to the function that responds later; a
+/// waiting answer's work runs here, on the thread already set aside for waiting.
+private func give(_ answer: HTTPAnswer, to responder: HTTPResponder) {
+    switch answer {
+    case .response(let response): responder.respond(response)
+    case .later(let start): start(responder)
+    case .waiting(let work): give(work(), to: responder)
     }
 }
 

@@ -57,9 +57,7 @@ public final class ReceiptServer: Sendable {
             requestBodyTimeoutSeconds: configuration.bodyTimeoutSeconds,
             maximumBodyBytes: configuration.maximumBodyBytes)
         if configuration.threads > 0 { listening.threads = configuration.threads }
-        http = HTTPServer(
-            configuration: listening, waits: { request in service.waits(request) },
-            answering: { request in service.answer(request) })
+        http = HTTPServer(configuration: listening, answering: { request in service.answer(request) })
     }
 
     /// Starts listening, and sending the outbox's notifications when the configuration has receivers.

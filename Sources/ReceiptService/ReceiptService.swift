@@ -1,4 +1,3 @@
-import Dispatch
 import Entitlements
 import Glibc
 import HTTPServer
@@ -9,7 +8,6 @@ import ReceiptLedger
 import ReceiptModel
 import ReceiptVerifier
 import StrictJSON
-import Synchronization
 import ZoneInfo
 
 /// The receipt service's request handling, independent of how requests arrive: routing (the table in
@@ -114,29 +112,40 @@ public final class ReceiptService: Sendable {
     /// Answers one request, waiting for any write it makes. Never throws and never traps: every failure is a JSON
     /// error response.
     public func handle(_ request: HTTPRequest) -> HTTPResponse {
-        switch answer(request) {
-        case .response(let response): return response
-        case .later(let start):
-            let handoff = ResponseHandoff()
-            start(HTTPResponder { handoff.give($0) })
-            return handoff.taken()
+        answer(request).waitForResponse()
+    }
+
+    /// Answers one request as ``handle(_:)`` does, but without waiting on the calling thread: a handler that waits
+    /// for a commit is answered ``HTTPAnswer/waiting(_:)``, and one that replies after its writes, with a ledger
+    /// that completes them in the background (``TransactionLedger/completesWritesInBackground``), is answered
+    /// later, on the ledger's thread, its metrics and log line with it.
+    public func answer(_ request: HTTPRequest) -> HTTPAnswer {
+        let started = Self.monotonicSeconds()
+        let (template, found) = route(request)
+        switch found {
+        case .failure(let error):
+            return .response(finish(request, template, .failure(error), started: started))
+        case .success((let route, let parameters)) where waits(route):
+            return .waiting { self.answer(request, route, parameters, started: started) }
+        case .success((let route, let parameters)):
+            return answer(request, route, parameters, started: started)
         }
     }
 
-    /// Answers one request as ``handle(_:)`` does, but without waiting for the ledger when it completes writes in
-    /// the background (``TransactionLedger/completesWritesInBackground``): the answer then comes later, on the
-    /// ledger's thread, and its metrics and log line with it.
-    public func answer(_ request: HTTPRequest) -> HTTPAnswer {
-        let started = Self.monotonicSeconds()
-        let (route, outcome) = route(request)
-        switch outcome {
+    /// The answer of `route`'s handler to `request`, started at `started`.
+    private func answer(
+        _ request: HTTPRequest, _ route: Route, _ parameters: [String: String], started: Double
+    ) -> HTTPAnswer {
+        switch reply(route, request, parameters) {
         case .success(.response(let response)):
-            return .response(finish(request, route, .success(response), started: started))
+            return .response(finish(request, route.template, .success(response), started: started))
         case .failure(let error):
-            return .response(finish(request, route, .failure(error), started: started))
+            return .response(finish(request, route.template, .failure(error), started: started))
         case .success(.afterWrite(let start)):
             return .later { responder in
-                start { result in responder.respond { self.finish(request, route, result, started: started) } }
+                start { result in
+                    responder.respond { self.finish(request, route.template, result, started: started) }
+                }
             }
         }
     }
@@ -228,21 +237,4 @@ private func format3(_ value: Double) -> String {
     let whole = thousandths / 1000
     let fraction = String(thousandths % 1000)
     return "\(whole).\(String(repeating: "0", count: 3 - fraction.count))\(fraction)"
-}
-
-/// A response handed from the thread that has it to the one waiting in ``ReceiptService/handle(_:)``.
-private final class ResponseHandoff: Sendable {
-    private let response = Mutex<HTTPResponder.Making?>(nil)
-    private let given = DispatchSemaphore(value: 0)
-
-    func give(_ make: @escaping HTTPResponder.Making) {
-        response.withLock { $0 = make }
-        given.signal()
-    }
-
-    /// The response, made on the waiting thread.
-    func taken() -> HTTPResponse {
-        given.wait()
-        return response.withLock { $0 }?() ?? HTTPResponse(status: 500)
-    }
 }

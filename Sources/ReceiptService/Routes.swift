@@ -41,13 +41,22 @@ extension ReceiptService {
         let method: String
         let template: String
         let access: Access
-        /// Whether the handler mostly waits for a durable write to be committed: it then runs on a thread of its
-        /// own, and such writes from many connections wait, and are committed, together.
-        let waits: Bool
-        /// Whether the handler replies ``Reply/afterWrite(_:)`` rather than waiting for its writes: with a ledger
-        /// that completes writes in the background it then runs on the server's own thread, which never waits.
-        let repliesAfterWrite: Bool
+        let work: Work
         let handle: @Sendable (ReceiptService, HTTPRequest, [String: String]) throws(ServiceError) -> Reply
+
+        /// How a route's handler spends its time, which decides the thread it runs on.
+        enum Work: Sendable {
+            /// It computes: it runs on the server's thread that read the request.
+            case computes
+            /// It mostly waits for a durable write to be committed: it runs on a thread of its own
+            /// (``HTTPAnswer/waiting(_:)``), and such writes from many connections wait, and are committed,
+            /// together.
+            case waitsForWrites
+            /// It replies once its writes complete (``Reply/afterWrite(_:)``): on the server's thread with a ledger
+            /// that completes writes in the background, which never waits; as ``waitsForWrites`` with one that
+            /// completes them on the calling thread.
+            case repliesAfterWrites
+        }
 
         init(
             _ method: String, _ template: String, _ access: Access, waits: Bool = false,
@@ -55,32 +64,30 @@ extension ReceiptService {
                 @escaping @Sendable (ReceiptService, HTTPRequest, [String: String]) throws(ServiceError) ->
                 HTTPResponse
         ) {
-            self.init(method, template, access, waits: waits, repliesAfterWrite: false) {
+            self.init(method, template, access, work: waits ? .waitsForWrites : .computes) {
                 (service, request, parameters) throws(ServiceError) in
                 .response(try handle(service, request, parameters))
             }
         }
 
-        /// A route whose handler replies once its writes complete (``Reply/afterWrite(_:)``): it waits for them only
-        /// with a ledger that completes writes on the calling thread.
+        /// A route whose handler replies once its writes complete (``Work/repliesAfterWrites``).
         init(
             _ method: String, _ template: String, _ access: Access,
             replying handle:
                 @escaping @Sendable (ReceiptService, HTTPRequest, [String: String]) throws(ServiceError) -> Reply
         ) {
-            self.init(method, template, access, waits: true, repliesAfterWrite: true, handle)
+            self.init(method, template, access, work: .repliesAfterWrites, handle)
         }
 
         private init(
-            _ method: String, _ template: String, _ access: Access, waits: Bool, repliesAfterWrite: Bool,
+            _ method: String, _ template: String, _ access: Access, work: Work,
             _ handle:
                 @escaping @Sendable (ReceiptService, HTTPRequest, [String: String]) throws(ServiceError) -> Reply
         ) {
             self.method = method
             self.template = template
             self.access = access
-            self.waits = waits
-            self.repliesAfterWrite = repliesAfterWrite
+            self.work = work
             self.handle = handle
             segments = ReceiptService.segments(template)
         }
@@ -221,17 +228,13 @@ extension ReceiptService {
     /// This service's interface as an OpenAPI 3.1 document (`Sources/ReceiptService/openapi.json`, compiled in).
     public static let openAPIDocument: [UInt8] = PackageResources.openapi_json
 
-    /// Whether `request` goes to a route whose handler waits for a commit (``Route/waits``), unless it replies
-    /// after its writes and the ledger completes them in the background.
-    func waits(_ request: HTTPRequest) -> Bool {
-        let background = ledger.completesWritesInBackground
-        let waiting = { (route: Route) in
-            route.waits && route.method == request.method && !(route.repliesAfterWrite && background)
+    /// Whether `route`'s handler runs on a thread of its own (``HTTPAnswer/waiting(_:)``) with this ledger.
+    func waits(_ route: Route) -> Bool {
+        switch route.work {
+        case .computes: false
+        case .waitsForWrites: true
+        case .repliesAfterWrites: !ledger.completesWritesInBackground
         }
-        let count = Self.segmentCount(request.path)
-        guard Self.routes.contains(where: { waiting($0) && $0.segments.count == count }) else { return false }
-        let path = Self.segments(request.path)
-        return Self.routes.contains { waiting($0) && Self.match($0.segments, path) != nil }
     }
 
     /// The path's segments after its leading `/` (`/v1/transactions` is `v1`, `transactions`), as templates are
@@ -240,14 +243,9 @@ extension ReceiptService {
         path.utf8.split(separator: UInt8(ascii: "/"), omittingEmptySubsequences: false).dropFirst().map(Substring.init)
     }
 
-    /// How many ``segments(_:)`` `path` has, counted without splitting it: one per `/`.
-    private static func segmentCount(_ path: String) -> Int {
-        path.utf8.reduce(0) { count, byte in byte == UInt8(ascii: "/") ? count + 1 : count }
-    }
-
-    /// The route template (for metrics and logs) and the answer: the route's, or 404 for a path no route has,
-    /// 405 with `Allow` for a method the path does not take.
-    func route(_ request: HTTPRequest) -> (String, Result<Reply, ServiceError>) {
+    /// The route template (for metrics and logs) and the route `request` goes to with its raw parameters, or the
+    /// error to answer: 404 for a path no route has, 405 with `Allow` for a method the path does not take.
+    func route(_ request: HTTPRequest) -> (String, Result<(Route, [String: String]), ServiceError>) {
         if configuration.console == nil && Self.isConsolePath(request.path) {
             return ("other", .failure(Self.consoleOff))
         }
@@ -261,7 +259,7 @@ extension ReceiptService {
                 allowed.append(route.method)
                 continue
             }
-            return (route.template, answer(route, request, parameters))
+            return (route.template, .success((route, parameters)))
         }
         guard let template else {
             return (
@@ -278,7 +276,8 @@ extension ReceiptService {
         )
     }
 
-    private func answer(_ route: Route, _ request: HTTPRequest, _ parameters: [String: String]) -> Result<
+    /// What `route`'s handler replies to `request`, after the route's access is checked and its parameters decoded.
+    func reply(_ route: Route, _ request: HTTPRequest, _ parameters: [String: String]) -> Result<
         Reply, ServiceError
     > {
         do throws(ServiceError) {

@@ -32,15 +32,18 @@ final class Rendezvous: Sendable {
 
 @Suite("Handlers that wait run on threads of their own", .serialized)
 struct WaitingHandlerTests {
-    /// A server with one daemon thread whose `/wait` requests wait (for the others, at the rendezvous).
+    /// A server with one daemon thread whose `/wait` requests are answered by waiting (for the others, at the
+    /// rendezvous).
     private func startServer(waiters: Int, rendezvous: Rendezvous) throws -> HTTPServer {
-        let server = HTTPServer(
-            configuration: HTTPServerConfiguration(threads: 1, waitingThreads: waiters),
-            waits: { $0.path == "/wait" }
-        ) { request in
-            guard request.path == "/wait" else { return HTTPResponse(status: 200, body: Array("other".utf8)) }
-            let together = rendezvous.arrive(waitingAtMost: 10)
-            return HTTPResponse(status: together ? 200 : 504, body: Array(request.body))
+        let server = HTTPServer(configuration: HTTPServerConfiguration(threads: 1, waitingThreads: waiters)) {
+            request in
+            guard request.path == "/wait" else {
+                return .response(HTTPResponse(status: 200, body: Array("other".utf8)))
+            }
+            return .waiting {
+                let together = rendezvous.arrive(waitingAtMost: 10)
+                return .response(HTTPResponse(status: together ? 200 : 504, body: Array(request.body)))
+            }
         }
         try server.start()
         return server
@@ -88,12 +91,13 @@ struct WaitingHandlerTests {
         let rendezvous = Rendezvous(parties: 2)
         let returned = Mutex(false)
         let server = HTTPServer(
-            configuration: HTTPServerConfiguration(threads: 1, shutdownGracePeriodSeconds: 0, waitingThreads: 1),
-            waits: { _ in true }
+            configuration: HTTPServerConfiguration(threads: 1, shutdownGracePeriodSeconds: 0, waitingThreads: 1)
         ) { _ in
-            _ = rendezvous.arrive(waitingAtMost: 10)
-            returned.withLock { $0 = true }
-            return HTTPResponse(status: 200)
+            .waiting {
+                _ = rendezvous.arrive(waitingAtMost: 10)
+                returned.withLock { $0 = true }
+                return .response(HTTPResponse(status: 200))
+            }
         }
         try server.start()
         let waiting = Task { try? await fetch(server, "/wait", method: "POST", body: Array("w".utf8)) }
@@ -105,6 +109,22 @@ struct WaitingHandlerTests {
         #expect(try await eventually { stopping.returned })
         #expect(returned.withLock { $0 })
         _ = await waiting.value
+    }
+
+    @Test("a waiting answer's work may itself answer later, from another thread")
+    func waitingWorkAnswersLater() async throws {
+        let server = HTTPServer(configuration: HTTPServerConfiguration(threads: 1, waitingThreads: 1)) { request in
+            .waiting {
+                .later { responder in
+                    Thread { responder.respond(HTTPResponse(status: 202, body: Array(request.body))) }.start()
+                }
+            }
+        }
+        try server.start()
+        defer { server.stop() }
+        let result = try await fetch(server, "/wait", method: "POST", body: Array("w".utf8))
+        #expect(result.status == 202)
+        #expect(result.body == Array("w".utf8))
     }
 
     @Test("a waiting thread count out of range is refused by its name")
