@@ -48,14 +48,14 @@ public struct ReceiptDate: Hashable, Comparable, Sendable, CustomStringConvertib
 
     /// How many bytes ``rfc3339Bytes`` holds.
     var rfc3339ByteCount: Int {
-        guard self >= .earliest && self <= .latest else { return rfc3339.utf8.count }
+        guard self >= .earliest && self <= .latest else { return rfc3339BeyondFourDigitYears.utf8.count }
         return splitSeconds.milliseconds == 0 ? 20 : 24
     }
 
     /// Appends ``rfc3339Bytes`` (``rfc3339ByteCount`` bytes) to `output`.
     func appendRFC3339(to output: inout OutputSpan<UInt8>) {
         guard self >= .earliest && self <= .latest else {
-            for byte in rfc3339.utf8 { output.append(byte) }
+            for byte in rfc3339BeyondFourDigitYears.utf8 { output.append(byte) }
             return
         }
         let (seconds, milliseconds) = splitSeconds
@@ -86,6 +86,12 @@ public struct ReceiptDate: Hashable, Comparable, Sendable, CustomStringConvertib
 
     /// RFC 3339 in UTC: `2024-06-05T12:00:00Z`, with `.SSS` only when there are milliseconds.
     public var rfc3339: String {
+        guard self >= .earliest && self <= .latest else { return rfc3339BeyondFourDigitYears }
+        return String(decoding: rfc3339Bytes, as: UTF8.self)
+    }
+
+    /// ``rfc3339`` for the years that four digits do not hold, which ``appendRFC3339(to:)`` does not write.
+    private var rfc3339BeyondFourDigitYears: String {
         let civil = CivilTime(secondsSince1970: secondsSince1970)
         let milliseconds = splitSeconds.milliseconds
         let fraction = milliseconds == 0 ? "" : "." + Self.pad(milliseconds, 3)

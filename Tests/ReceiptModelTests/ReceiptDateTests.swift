@@ -151,6 +151,32 @@ struct ReceiptDateFormattingTests {
         #expect(date.description == expected)
     }
 
+    @Test("RFC 3339 output is Foundation's Gregorian calendar date and time in UTC, from year 1600 to 9999")
+    func rfc3339MatchesFoundationCalendar() throws {
+        var calendar = Calendar(identifier: .gregorian)
+        calendar.timeZone = try #require(TimeZone(identifier: "UTC"))
+        let first: Int64 = -11_676_096_000  // 1600-01-01T00:00:00Z
+        let last: Int64 = 253_402_300_799  // 9999-12-31T23:59:59Z
+        var seconds = Array(stride(from: first, through: last, by: 7_919_777))
+        seconds += [first, last, -1, 0, 951_782_400, 951_868_800]
+        for (index, second) in seconds.enumerated() {
+            let milliseconds = Int64(index % 4 == 0 ? 0 : index % 1000)
+            let parts = calendar.dateComponents(
+                [.year, .month, .day, .hour, .minute, .second], from: Date(timeIntervalSince1970: Double(second)))
+            let digits = { (value: Int?, width: Int) in
+                let text = String(value ?? -1)
+                return String(repeating: "0", count: max(0, width - text.count)) + text
+            }
+            let fraction = milliseconds == 0 ? "" : "." + digits(Int(milliseconds), 3)
+            let expected =
+                "\(digits(parts.year, 4))-\(digits(parts.month, 2))-\(digits(parts.day, 2))T"
+                + "\(digits(parts.hour, 2)):\(digits(parts.minute, 2)):\(digits(parts.second, 2))\(fraction)Z"
+            let date = ReceiptDate(millisecondsSince1970: second * 1000 + milliseconds)
+            #expect(date.rfc3339 == expected, "\(second)")
+            #expect(date.rfc3339Bytes == Array(expected.utf8), "\(second)")
+        }
+    }
+
     @Test(
         "dates before 1970 print the right calendar date and time",
         arguments: [
