@@ -90,7 +90,7 @@ public struct ReceiptDate: Hashable, Comparable, Sendable, CustomStringConvertib
         return String(decoding: rfc3339Bytes, as: UTF8.self)
     }
 
-    /// ``rfc3339`` for the years that four digits do not hold, which ``appendRFC3339(to:)`` does not write.
+    /// ``rfc3339`` for the years that four digits do not hold, which the digit-by-digit writing leaves to this.
     private var rfc3339BeyondFourDigitYears: String {
         let civil = CivilTime(secondsSince1970: secondsSince1970)
         let milliseconds = splitSeconds.milliseconds
