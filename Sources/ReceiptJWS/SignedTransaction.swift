@@ -117,8 +117,12 @@ public struct SignedTransaction: Hashable, Sendable {
 }
 
 extension SignedTransaction {
-    /// This transaction as a receipt's in-app purchase, for rules written against receipts (entitlements):
-    /// `revocationDate` becomes the cancellation date. Throws when a field every purchase has is missing.
+    /// This transaction as a receipt's in-app purchase, for rules written against receipts (entitlements) and for
+    /// the ledger: `revocationDate` becomes the cancellation date, and the offer the fields receipts carry for it,
+    /// as ``payload(for:bundleID:environment:signedDate:appAccountToken:revocationReason:otherwiseType:)`` writes
+    /// them: a promotional offer (`offerType` 2) its `offerIdentifier` as `promotional_offer_id`, an introductory
+    /// one (1) `is_trial_period` for a `FREE_TRIAL` and `is_in_intro_offer_period` for a price. Offer codes and
+    /// win-back offers set none of these. Throws when a field every purchase has is missing.
     public func inAppPurchase() throws(JWSError) -> InAppPurchase {
         guard let transactionID, let productID, let purchaseDate else {
             throw JWSError(
@@ -131,9 +135,13 @@ extension SignedTransaction {
             }
             lineItem = value
         }
+        let introductory = offerType == 1
         return InAppPurchase(
             productID: productID, transactionID: transactionID, purchaseDate: purchaseDate, quantity: quantity ?? 1,
             originalTransactionID: originalTransactionID, originalPurchaseDate: originalPurchaseDate,
-            expiresDate: expiresDate, webOrderLineItemID: lineItem, cancellationDate: revocationDate)
+            expiresDate: expiresDate, webOrderLineItemID: lineItem, cancellationDate: revocationDate,
+            isTrialPeriod: introductory && offerDiscountType == "FREE_TRIAL" ? true : nil,
+            isInIntroOfferPeriod: introductory && offerDiscountType != "FREE_TRIAL" ? true : nil,
+            promotionalOfferID: offerType == 2 ? offerIdentifier : nil)
     }
 }

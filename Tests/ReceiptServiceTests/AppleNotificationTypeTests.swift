@@ -30,6 +30,25 @@ struct AppleNotificationTypeTests {
     }
 
     @Test(
+        "OFFER_REDEEMED keeps a promotional offer's identifier: /verifyReceipt shows it as promotional_offer_id",
+        arguments: LedgerKind.allCases)
+    func offerRedeemedKeepsOfferIdentifier(ledger: LedgerKind) throws {
+        let fixture = try Fixture(ledger)
+        #expect(
+            try fixture.deliver(Fixture.body("SUBSCRIBED", transaction: Fixture.period(0, token: Self.customer)))
+                .status == 200)
+        var redeemed = Fixture.period(1, token: Self.customer)
+        redeemed.purchase.promotionalOfferID = "winter-half"
+        let reply = try fixture.deliver(
+            Fixture.body("OFFER_REDEEMED", subtype: "RESUBSCRIBE", signed: Fixture.day(30), transaction: redeemed))
+        #expect(reply.status == 200)
+        let answer = try fixture.verifyReceipt([Fixture.period(0).purchase])
+        #expect(answer["latest_receipt_info"]?.transactionIDs == ["7000", "7000-1"])
+        #expect(answer["latest_receipt_info"]?[0]?["promotional_offer_id"] == nil)
+        #expect(answer["latest_receipt_info"]?[1]?["promotional_offer_id"] == .string("winter-half"))
+    }
+
+    @Test(
         "DID_CHANGE_RENEWAL_PREF UPGRADE records the upgraded transaction: the better product is active at once",
         arguments: LedgerKind.allCases)
     func renewalPreferenceUpgrade(ledger: LedgerKind) throws {
