@@ -150,6 +150,9 @@ public final class ReceiptService: Sendable {
         }
     }
 
+    /// Room for a request's log line (about 150 bytes) before it has to grow.
+    private static let logLineCapacity = 256
+
     /// The response to send for `outcome`, once its metrics and log line are recorded.
     private func finish(
         _ request: HTTPRequest, _ route: String, _ outcome: Result<HTTPResponse, ServiceError>, started: Double
@@ -163,6 +166,7 @@ public final class ReceiptService: Sendable {
         let seconds = Self.monotonicSeconds() - started
         metrics.recordRequest(route: route, status: response.status, seconds: seconds)
         var line: [UInt8] = []
+        line.reserveCapacity(Self.logLineCapacity)
         JSONObjectWriter.write(to: &line) { line in
             line.add("time", string: clock().rfc3339)
             line.add("method", string: request.method)
