@@ -41,16 +41,11 @@ let package = Package(
             pkgConfig: "sqlite3",
             providers: [.apt(["libsqlite3-dev"])]
         ),
-        .systemLibrary(
-            name: "CReceiptPostgreSQL",
-            pkgConfig: "libpq",
-            providers: [.apt(["libpq-dev"])]
-        ),
-        .systemLibrary(
-            name: "CReceiptMicroHTTPD",
-            pkgConfig: "libmicrohttpd",
-            providers: [.apt(["libmicrohttpd-dev"])]
-        ),
+        // libpq and libmicrohttpd are opened at their first use (dlopen), not linked: headers from Debian's
+        // libpq-dev and libmicrohttpd-dev, libraries libpq5 and libmicrohttpd12.
+        .target(name: "CReceiptLibraryLoading"),
+        .target(name: "CReceiptPostgreSQL", dependencies: ["CReceiptLibraryLoading"]),
+        .target(name: "CReceiptMicroHTTPD", dependencies: ["CReceiptLibraryLoading"]),
         .target(name: "CReceiptShims", dependencies: ["CReceiptOpenSSL", "CReceiptZlib"]),
         .target(name: "CReceiptSockets"),
         .target(name: "ReceiptCompression", dependencies: ["CReceiptShims", "CReceiptZlib"]),

@@ -59,6 +59,7 @@ public final class HTTPServer: Sendable {
                 throw HTTPServerError(.alreadyStarted, "the server is already listening on port \(running?.port ?? 0)")
             }
             try configuration.validate()
+            try RunningServer.openLibrary()
             let socket = try ListenSocket.open(ListenAddress(host: configuration.host, port: configuration.port))
             running = try RunningServer.start(
                 listeningOn: socket, configuration: configuration, handler: handler)

@@ -9,8 +9,8 @@ public struct HTTPServerError: Error, Sendable, CustomStringConvertible {
         case bindFailed
         /// ``HTTPServer/start()`` was called on a server that is already running.
         case alreadyStarted
-        /// libmicrohttpd refused to start its daemon on the bound socket (for example it could not create its
-        /// threads).
+        /// libmicrohttpd could not be opened (it is loaded when a server first starts), or refused to start its
+        /// daemon on the bound socket (for example it could not create its threads).
         case daemonStartFailed
     }
 

@@ -54,6 +54,16 @@ final class RunningServer: @unchecked Sendable {
         self.port = port
     }
 
+    /// Opens libmicrohttpd, which `receipt` does not load until it serves; throws
+    /// ``HTTPServerError/Code/daemonStartFailed`` with the reason when it cannot be opened.
+    static func openLibrary() throws(HTTPServerError) {
+        if let failure = CReceiptMHD_open() {
+            throw HTTPServerError(
+                .daemonStartFailed,
+                "libmicrohttpd could not be opened (install libmicrohttpd12): \(String(cString: failure))")
+        }
+    }
+
     /// Starts one daemon per configured thread and the gate over `socket`, which this takes over whatever the
     /// outcome; throws ``HTTPServerError/Code/daemonStartFailed`` when libmicrohttpd or the gate cannot start.
     static func start(

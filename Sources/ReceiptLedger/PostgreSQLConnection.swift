@@ -26,6 +26,12 @@ final class PostgreSQLConnection {
         guard !uri.utf8.contains(0) else {
             throw LedgerError(.storage, "connecting to PostgreSQL: the URI contains a NUL byte")
         }
+        if let failure = CReceiptPQ_open() {
+            throw LedgerError(
+                .storage,
+                "connecting to PostgreSQL: libpq could not be opened (install libpq5): \(String(cString: failure))",
+                publicDetail: Self.unreachable)
+        }
         // Later entries override earlier ones and the expanded URI takes the place of `dbname`, so what the URI
         // sets wins over the fallbacks before it. Over TCP, keepalives and a send timeout make a server that
         // vanished without closing the connection (a cut network) an error within about half a minute rather

@@ -47,18 +47,23 @@ struct CLIRunner {
 
     func exists(_ name: String) -> Bool { FileManager.default.fileExists(atPath: path(name)) }
 
-    /// Runs `receipt arguments…` in the scratch directory, feeding `input` to standard input.
+    /// Runs `receipt arguments…` in the scratch directory, feeding `input` to standard input, with `environment`
+    /// added to the test's own.
     @discardableResult
-    func run(_ arguments: [String], input: [UInt8] = []) throws -> Result {
-        try Self.run(Self.executable, arguments, in: directory, input: input)
+    func run(_ arguments: [String], input: [UInt8] = [], environment: [String: String] = [:]) throws -> Result {
+        try Self.run(Self.executable, arguments, in: directory, input: input, environment: environment)
     }
 
-    /// Runs any program (used for `openssl`).
-    static func run(_ program: URL, _ arguments: [String], in directory: URL, input: [UInt8] = []) throws -> Result {
+    /// Runs any program (used for `openssl`), with `environment` added to the test's own.
+    static func run(
+        _ program: URL, _ arguments: [String], in directory: URL, input: [UInt8] = [],
+        environment: [String: String] = [:]
+    ) throws -> Result {
         let process = Process()
         process.executableURL = program
         process.arguments = arguments
         process.currentDirectoryURL = directory
+        process.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 }
         let stdin = Pipe()
         let stdout = Pipe()
         let stderr = Pipe()

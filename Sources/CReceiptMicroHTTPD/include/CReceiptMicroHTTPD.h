@@ -1,8 +1,20 @@
+// GNU libmicrohttpd, opened at its first use rather than when `receipt` starts: only `receipt serve` needs it, and
+// with its dependencies (GnuTLS and what GnuTLS loads) it would add about a millisecond to every run of the
+// command. This target defines the libmicrohttpd functions the server calls, each forwarding to libmicrohttpd's own
+// once it is open; the helpers below are for what Swift cannot call.
+#ifndef C_RECEIPT_MICROHTTPD_H
+#define C_RECEIPT_MICROHTTPD_H
+
 #include <sys/socket.h>
 #include <stdarg.h>
 #include <stdbool.h>
 #include <string.h>
 #include <microhttpd.h>
+
+/// Opens libmicrohttpd (`libmicrohttpd.so.12`) if it is not open yet. Returns NULL once it is open; otherwise why it
+/// cannot be (dlerror's words), the same text on every call. Call it, and get NULL, before starting a daemon: the
+/// server calls the other functions only while a daemon it started runs.
+const char *CReceiptMHD_open(void);
 
 /* MHD_get_connection_info is variadic, which Swift cannot call: one wrapper for each piece of information the
    server reads. Each returns the "none" value when libmicrohttpd has no answer. */
@@ -53,3 +65,5 @@ static inline unsigned int CReceiptMHD_errorAnswerStatus(const char *format, va_
     *message = va_arg(arguments, const char *);
     return status;
 }
+
+#endif
