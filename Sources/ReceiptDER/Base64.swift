@@ -76,11 +76,17 @@ public enum Base64 {
     /// anywhere are ignored; any other byte (tabs, a lone CR, `-`, `_`) is an error.
     public static func decode(_ text: some Collection<UInt8>) throws(DecodingError) -> [UInt8] {
         let input = Array(text)
-        let table = values
-        // At most three bytes for every four characters, and two for the three or fewer after them.
-        return try [UInt8](capacity: input.count / 4 * 3 + 2) { output throws(DecodingError) in
-            try decode(input.span, table: table.span, into: &output)
+        // At most three bytes for every four characters and two for the three or fewer after them, and two more:
+        // the six bytes of eight characters are written as one eight-byte word.
+        var output = [UInt8](repeating: 0, count: input.count / 4 * 3 + 4)
+        var written = 0
+        do {
+            var span = output.mutableSpan
+            var bytes = span.mutableBytes
+            try decode(input.span, table: values.span, into: &bytes, at: &written)
         }
+        output.removeLast(output.count - written)
+        return output
     }
 
     /// The sextet of each byte for each of the four positions of a group, shifted into place in the group's 24
@@ -92,19 +98,22 @@ public enum Base64 {
 
     /// The three bytes of the group of four characters in the low 32 bits of `word` (the first in the lowest
     /// byte) in its low 24 bits, with bits above them set when one of the characters is not in the alphabet.
+    /// `placed` holds 1024 values, so each index, a byte plus a multiple of 256 below 1024, is in it.
     @inline(__always)
     private static func group(_ word: UInt64, _ placed: Span<UInt32>) -> UInt32 {
-        placed[Int(word & 0xFF)] | placed[256 + Int(word >> 8 & 0xFF)] | placed[512 + Int(word >> 16 & 0xFF)]
-            | placed[768 + Int(word >> 24 & 0xFF)]
+        placed[unchecked: Int(word & 0xFF)] | placed[unchecked: 256 + Int(word >> 8 & 0xFF)]
+            | placed[unchecked: 512 + Int(word >> 16 & 0xFF)] | placed[unchecked: 768 + Int(word >> 24 & 0xFF)]
     }
 
     /// Decodes groups of four alphabet characters from `start` on, stopping at the first group that holds any
     /// other byte or is cut short by the end; returns where it stopped. Eight characters are read at once while
-    /// eight remain.
+    /// eight remain, and their six bytes written as one eight-byte word (whose last two are written again by what
+    /// follows, or are past the end): `output` has room for two bytes more than it is given.
     private static func decodeQuads(
-        _ input: Span<UInt8>, from start: Int, into output: inout OutputSpan<UInt8>
+        _ input: Span<UInt8>, from start: Int, into output: inout MutableRawSpan, at written: inout Int
     ) -> Int {
         let placed = Self.placed.span
+        precondition(placed.count == 1024)
         let bytes = input.bytes
         var offset = start
         while input.count - offset >= 8 {
@@ -112,34 +121,36 @@ public enum Base64 {
             let first = group(word, placed)
             let second = group(word >> 32, placed)
             guard (first | second) & 0xFF00_0000 == 0 else { break }
-            append(first, to: &output)
-            append(second, to: &output)
+            let six = (UInt64(first) << 40 | UInt64(second) << 16).bigEndian
+            output.storeBytes(of: six, toByteOffset: written, as: UInt64.self)
+            written += 6
             offset += 8
         }
         if input.count - offset >= 4 {
             let word = UInt32(littleEndian: bytes.unsafeLoadUnaligned(fromByteOffset: offset, as: UInt32.self))
             let last = group(UInt64(word), placed)
             if last & 0xFF00_0000 == 0 {
-                append(last, to: &output)
+                append(last, to: &output, at: &written)
                 offset += 4
             }
         }
         return offset
     }
 
-    /// Appends the three bytes of a group, the highest first.
+    /// Writes the three bytes of a group, the highest first.
     @inline(__always)
-    private static func append(_ group: UInt32, to output: inout OutputSpan<UInt8>) {
-        output.append(UInt8(truncatingIfNeeded: group >> 16))
-        output.append(UInt8(truncatingIfNeeded: group >> 8))
-        output.append(UInt8(truncatingIfNeeded: group))
+    private static func append(_ group: UInt32, to output: inout MutableRawSpan, at written: inout Int) {
+        output.storeBytes(of: UInt8(truncatingIfNeeded: group >> 16), toByteOffset: written, as: UInt8.self)
+        output.storeBytes(of: UInt8(truncatingIfNeeded: group >> 8), toByteOffset: written + 1, as: UInt8.self)
+        output.storeBytes(of: UInt8(truncatingIfNeeded: group), toByteOffset: written + 2, as: UInt8.self)
+        written += 3
     }
 
-    /// What ``decode(_:)`` does, into `output`, which has room for three bytes per four bytes of `input` and two
-    /// more. Four alphabet characters at a group boundary, before any padding (almost all of a base64 text), are
+    /// What ``decode(_:)`` does, into `output` from `written` on, which it moves past what it writes; `output` has
+    /// room for three bytes per four bytes of `input` and four more. Four alphabet characters at a group boundary, before any padding (almost all of a base64 text), are
     /// decoded together; everything else one character at a time.
     private static func decode(
-        _ input: Span<UInt8>, table: Span<UInt8>, into output: inout OutputSpan<UInt8>
+        _ input: Span<UInt8>, table: Span<UInt8>, into output: inout MutableRawSpan, at written: inout Int
     ) throws(DecodingError) {
         // The sextets of the group being read, oldest in the high bits, and how many there are.
         var group: UInt32 = 0
@@ -149,7 +160,7 @@ public enum Base64 {
         var offset = 0
         while offset < input.count {
             if inGroup == 0 && padding == 0 {
-                offset = decodeQuads(input, from: offset, into: &output)
+                offset = decodeQuads(input, from: offset, into: &output, at: &written)
                 guard offset < input.count else { break }
             }
             let byte = input[offset]
@@ -160,7 +171,7 @@ public enum Base64 {
                 group = group << 6 | UInt32(value)
                 inGroup += 1
                 if inGroup == 4 {
-                    append(group, to: &output)
+                    append(group, to: &output, at: &written)
                     group = 0
                     inGroup = 0
                 }
@@ -186,11 +197,13 @@ public enum Base64 {
         }
         if inGroup == 2 {
             guard group & 0x0F == 0 else { throw DecodingError(reason: .nonCanonical, offset: paddingStart) }
-            output.append(UInt8(truncatingIfNeeded: group >> 4))
+            output.storeBytes(of: UInt8(truncatingIfNeeded: group >> 4), toByteOffset: written, as: UInt8.self)
+            written += 1
         } else if inGroup == 3 {
             guard group & 0x03 == 0 else { throw DecodingError(reason: .nonCanonical, offset: paddingStart) }
-            output.append(UInt8(truncatingIfNeeded: group >> 10))
-            output.append(UInt8(truncatingIfNeeded: group >> 2))
+            output.storeBytes(of: UInt8(truncatingIfNeeded: group >> 10), toByteOffset: written, as: UInt8.self)
+            output.storeBytes(of: UInt8(truncatingIfNeeded: group >> 2), toByteOffset: written + 1, as: UInt8.self)
+            written += 2
         }
     }
 }

@@ -104,7 +104,7 @@ extension InAppPurchase {
     public func addVerifyReceiptJSON<Object: JSONObjectBuilder>(
         to object: inout Object, pacificTime zone: TimeZoneRules?
     ) {
-        object.add("quantity", string: quantity.map { String($0) })
+        object.addDecimalString("quantity", quantity)
         object.add("product_id", string: productID)
         object.add("transaction_id", string: transactionID)
         object.add("original_transaction_id", string: originalTransactionID)
@@ -112,7 +112,7 @@ extension InAppPurchase {
         object.addDate(.originalPurchase, originalPurchaseDate, zone)
         object.addDate(.expires, expiresDate, zone)
         object.addDate(.cancellation, cancellationDate, zone)
-        object.add("web_order_line_item_id", string: webOrderLineItemID.map { String($0) })
+        object.addDecimalString("web_order_line_item_id", webOrderLineItemID)
         object.add("is_trial_period", string: isTrialPeriod.map { String($0) })
         object.add("is_in_intro_offer_period", string: isInIntroOfferPeriod.map { String($0) })
         object.add("promotional_offer_id", string: promotionalOfferID)
@@ -174,8 +174,15 @@ extension JSONObjectBuilder {
     fileprivate mutating func addDate(_ keys: DateKeys, _ date: ReceiptDate?, _ zone: TimeZoneRules?) {
         guard let date else { return }
         addAppleText(keys.text, date.civilTime(), zone: "Etc/GMT")
-        add(keys.milliseconds, string: String(date.millisecondsSince1970))
+        addDecimalString(keys.milliseconds, date.millisecondsSince1970)
         if let zone { addAppleText(keys.pacific, date.civilTime(in: zone), zone: zone.name) }
+    }
+
+    /// `value`'s decimal text as a string member, as verifyReceipt writes its numbers (`"quantity":"1"`); nothing
+    /// when `value` is nil.
+    fileprivate mutating func addDecimalString(_ key: String, _ value: Int64?) {
+        guard let value else { return }
+        add(key, asciiCount: value.decimalCount) { value.appendDecimal(to: &$0) }
     }
 
     /// A date as verifyReceipt writes it under `key`: its text (`2024-06-05 12:00:00 Etc/GMT`), `key_ms` as a

@@ -106,29 +106,39 @@ enum JSONStringWriter {
     }
 
     /// Where the first byte at or after `start` that needs an escape is, or nil when none does. Eight bytes are
-    /// tested at once while none of them does; the word that holds one is searched byte by byte.
+    /// tested at once, the word that holds one tells which it is, and the last bytes of a text of eight or more are
+    /// tested as its last eight; only a text shorter than eight is read byte by byte.
     static func nextEscape(in bytes: UnsafeBufferPointer<UInt8>, from start: Int) -> Int? {
+        guard let base = UnsafeRawPointer(bytes.baseAddress), start < bytes.count else { return nil }
         var index = start
-        if let base = UnsafeRawPointer(bytes.baseAddress) {
-            while index + 8 <= bytes.count, !anyNeedsEscape(base.loadUnaligned(fromByteOffset: index, as: UInt64.self))
-            {
-                index += 8
-            }
+        while index + 8 <= bytes.count {
+            let flags = escapeFlags(UInt64(littleEndian: base.loadUnaligned(fromByteOffset: index, as: UInt64.self)))
+            if flags != 0 { return index + flags.trailingZeroBitCount / 8 }
+            index += 8
         }
-        return bytes[index...].firstIndex(where: needsEscape)
+        guard index < bytes.count else { return nil }
+        guard bytes.count >= 8 else { return bytes[index...].firstIndex(where: needsEscape) }
+        // The last eight bytes, the 1 to 7 of them before `index` replaced by letters: they may need an escape
+        // themselves (the one just written, say), which must neither be found nor borrow from the bytes after them.
+        let last = UInt64(littleEndian: base.loadUnaligned(fromByteOffset: bytes.count - 8, as: UInt64.self))
+        let before = UInt64.max >> (64 - 8 * (8 - (bytes.count - index)))
+        let flags = escapeFlags((last & ~before) | (0x4141_4141_4141_4141 & before))
+        return flags == 0 ? nil : bytes.count - 8 + flags.trailingZeroBitCount / 8
     }
 
-    /// Whether any of the eight bytes of `word` needs an escape. Subtracting `n` from every byte at once sets the
-    /// high bit of each byte below `n` (and, through the borrow, maybe of bytes above it, but only when one below
-    /// was found, so the answer stays exact): 0x20 from `word` finds the control characters, 1 from `word ^ "` and
-    /// from `word ^ \` the quotes and backslashes, the bytes that became 0. Bytes whose own high bit was set, 0x80
-    /// and above (UTF-8 beyond ASCII), never need an escape and are masked out.
-    static func anyNeedsEscape(_ word: UInt64) -> Bool {
+    /// The high bit of each byte of `word` (the first byte in the lowest bits) that needs an escape, and maybe of
+    /// bytes after the first such byte, but never before it: so the lowest bit set is exact, and the word is all
+    /// zeros when no byte needs an escape. Subtracting `n` from every byte at once sets the high bit of each byte
+    /// below `n` (and, through the borrow, maybe of the bytes after it): 0x20 from `word` finds the control
+    /// characters, 1 from `word ^ "` and from `word ^ \` the quotes and backslashes, the bytes that became 0.
+    /// Bytes whose own high bit was set, 0x80 and above (UTF-8 beyond ASCII), never need an escape and are masked
+    /// out; a byte that needs none borrows from no other.
+    static func escapeFlags(_ word: UInt64) -> UInt64 {
         let ones: UInt64 = 0x0101_0101_0101_0101
         let quotes = word ^ (ones &* UInt64(UInt8(ascii: "\"")))
         let backslashes = word ^ (ones &* UInt64(UInt8(ascii: "\\")))
         let flagged = (word &- ones &* 0x20) | (quotes &- ones) | (backslashes &- ones)
-        return flagged & ~word & (ones &* 0x80) != 0
+        return flagged & ~word & (ones &* 0x80)
     }
 
     /// Whether RFC 8259 §7 requires `byte` to be escaped in a string: `"`, `\` and U+0000 to U+001F. Bytes of

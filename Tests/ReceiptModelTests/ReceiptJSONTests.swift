@@ -160,6 +160,25 @@ struct VerifyReceiptJSONOutputTests {
         #expect(receipt.verifyReceiptJSON["receipt_creation_date"] == .string("1969-12-31 23:59:59 Etc/GMT"))
         #expect(receipt.verifyReceiptJSON["receipt_creation_date_ms"] == .string("-1"))
     }
+
+    @Test(
+        "numbers written as strings are their decimal text: quantity, web_order_line_item_id and _ms, at every length",
+        arguments: [0, 1, 9, 10, 99, 100, 12_345, 86_400_001, 1_717_588_800_000, 9_007_199_254_740_993, Int64.max])
+    func decimalStrings(value: Int64) throws {
+        for number in value == 0 ? [0] : [value, -value] {
+            // _ms only for instants within years 0000-9999.
+            let instant = abs(number) < 253_402_300_800_000 ? number : 0
+            let purchase = InAppPurchase(
+                productID: "p", transactionID: "t", purchaseDate: ReceiptDate(millisecondsSince1970: instant),
+                quantity: number, webOrderLineItemID: number)
+            var written: [UInt8] = []
+            JSONObjectWriter.write(to: &written) { purchase.addVerifyReceiptJSON(to: &$0, pacificTime: nil) }
+            let object = try JSONValue(parsing: written)
+            #expect(object["quantity"] == .string(String(number)))
+            #expect(object["web_order_line_item_id"] == .string(String(number)))
+            #expect(object["purchase_date_ms"] == .string(String(instant)))
+        }
+    }
 }
 
 @Suite("Receipt JSON: reading")
