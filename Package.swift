@@ -23,6 +23,7 @@ let package = Package(
         .library(name: "PropertyList", targets: ["PropertyList"]),
         .library(name: "LegacyReceipt", targets: ["LegacyReceipt"]),
         .library(name: "ZoneInfo", targets: ["ZoneInfo"]),
+        .library(name: "Threads", targets: ["Threads"]),
         .executable(name: "receipt", targets: ["receipt"]),
     ],
     targets: [
@@ -77,6 +78,7 @@ let package = Package(
         .target(name: "ReceiptJWS", dependencies: ["ReceiptCrypto", "ReceiptDER", "ReceiptModel", "StrictJSON"]),
         .target(name: "PropertyList"),
         .target(name: "ZoneInfo"),
+        .target(name: "Threads"),
         .target(
             name: "LegacyReceipt",
             dependencies: ["PropertyList", "ReceiptCrypto", "ReceiptDER", "ReceiptModel", "StrictJSON"]
@@ -174,5 +176,6 @@ let package = Package(
             dependencies: ["PostgreSQLTestSupport", "receipt", "ReceiptCrypto", "ReceiptLedger", "ReceiptVerifier"]
         ),
         .testTarget(name: "ZoneInfoTests", dependencies: ["ZoneInfo"], resources: [.copy("Vectors")]),
+        .testTarget(name: "ThreadsTests", dependencies: ["Threads"]),
     ]
 )
