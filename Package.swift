@@ -93,14 +93,14 @@ let package = Package(
         .target(
             name: "ReceiptLedger", dependencies: ["CReceiptPostgreSQL", "CReceiptSQLite", "ReceiptModel", "StrictJSON"]
         ),
-        .target(name: "HTTPServer", dependencies: ["CReceiptMicroHTTPD", "CReceiptSockets"]),
+        .target(name: "HTTPServer", dependencies: ["CReceiptMicroHTTPD", "CReceiptSockets", "Threads"]),
         .target(name: "HTTPClient", dependencies: ["CReceiptSockets"]),
         .target(
             name: "ReceiptService",
             dependencies: [
                 "Entitlements", "HTTPClient", "HTTPServer", "LegacyReceipt", "PurchaseVerifier", "ReceiptCrypto",
                 "ReceiptDER", "ReceiptJWS", "ReceiptLedger", "ReceiptModel", "ReceiptSigner", "ReceiptVerifier",
-                "StrictJSON", "ZoneInfo",
+                "StrictJSON", "Threads", "ZoneInfo",
             ],
             resources: [
                 .embedInCode("openapi.json"), .embedInCode("Console/index.html"),
@@ -122,6 +122,7 @@ let package = Package(
             dependencies: [
                 "Entitlements", "HTTPServer", "PurchaseVerifier", "ReceiptBenchmark", "ReceiptCrypto", "ReceiptJWS",
                 "ReceiptLedger", "ReceiptModel", "ReceiptService", "ReceiptSigner", "ReceiptVerifier", "StrictJSON",
+                "Threads",
             ]
         ),
         .testTarget(name: "ReceiptDERTests", dependencies: ["ReceiptDER"], resources: [.copy("Vectors")]),
