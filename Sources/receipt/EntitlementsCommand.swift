@@ -1,5 +1,5 @@
 import Entitlements
-import Foundation
+import FoundationEssentials
 import PurchaseVerifier
 import ReceiptModel
 import ReceiptVerifier
