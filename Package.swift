@@ -23,6 +23,7 @@ let package = Package(
         .library(name: "PropertyList", targets: ["PropertyList"]),
         .library(name: "LegacyReceipt", targets: ["LegacyReceipt"]),
         .library(name: "ZoneInfo", targets: ["ZoneInfo"]),
+        .library(name: "Threads", targets: ["Threads"]),
         .executable(name: "receipt", targets: ["receipt"]),
     ],
     targets: [
@@ -77,6 +78,7 @@ let package = Package(
         .target(name: "ReceiptJWS", dependencies: ["ReceiptCrypto", "ReceiptDER", "ReceiptModel", "StrictJSON"]),
         .target(name: "PropertyList"),
         .target(name: "ZoneInfo"),
+        .target(name: "Threads"),
         .target(
             name: "LegacyReceipt",
             dependencies: ["PropertyList", "ReceiptCrypto", "ReceiptDER", "ReceiptModel", "StrictJSON"]
@@ -91,14 +93,14 @@ let package = Package(
         .target(
             name: "ReceiptLedger", dependencies: ["CReceiptPostgreSQL", "CReceiptSQLite", "ReceiptModel", "StrictJSON"]
         ),
-        .target(name: "HTTPServer", dependencies: ["CReceiptMicroHTTPD", "CReceiptSockets"]),
+        .target(name: "HTTPServer", dependencies: ["CReceiptMicroHTTPD", "CReceiptSockets", "Threads"]),
         .target(name: "HTTPClient", dependencies: ["CReceiptSockets"]),
         .target(
             name: "ReceiptService",
             dependencies: [
                 "Entitlements", "HTTPClient", "HTTPServer", "LegacyReceipt", "PurchaseVerifier", "ReceiptCrypto",
                 "ReceiptDER", "ReceiptJWS", "ReceiptLedger", "ReceiptModel", "ReceiptSigner", "ReceiptVerifier",
-                "StrictJSON", "ZoneInfo",
+                "StrictJSON", "Threads", "ZoneInfo",
             ],
             resources: [
                 .embedInCode("openapi.json"), .embedInCode("Console/index.html"),
@@ -120,6 +122,7 @@ let package = Package(
             dependencies: [
                 "Entitlements", "HTTPServer", "PurchaseVerifier", "ReceiptBenchmark", "ReceiptCrypto", "ReceiptJWS",
                 "ReceiptLedger", "ReceiptModel", "ReceiptService", "ReceiptSigner", "ReceiptVerifier", "StrictJSON",
+                "Threads",
             ]
         ),
         .testTarget(name: "ReceiptDERTests", dependencies: ["ReceiptDER"], resources: [.copy("Vectors")]),
@@ -174,5 +177,6 @@ let package = Package(
             dependencies: ["PostgreSQLTestSupport", "receipt", "ReceiptCrypto", "ReceiptLedger", "ReceiptVerifier"]
         ),
         .testTarget(name: "ZoneInfoTests", dependencies: ["ZoneInfo"], resources: [.copy("Vectors")]),
+        .testTarget(name: "ThreadsTests", dependencies: ["Threads"]),
     ]
 )

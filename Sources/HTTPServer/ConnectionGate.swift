@@ -1,7 +1,7 @@
 private import CReceiptSockets
 private import Dispatch
-private import Foundation
 internal import Glibc
+private import Threads
 
 /// The server's front door, one thread that owns the listening socket. It accepts every connection at once (so none
 /// waits in the kernel's backlog), answers those over a limit with 503, and reads each new connection's first
@@ -84,9 +84,7 @@ final class ConnectionGate: @unchecked Sendable {
             idleTimeout: Int64(configuration.connectionTimeoutSeconds) * 1_000_000_000,
             maximumBodyBytes: configuration.maximumBodyBytes,
             maximumLingering: max(2 * configuration.maximumConnections, 256))
-        let thread = Thread { gate.run() }
-        thread.name = "HTTPServer gate"
-        thread.start()
+        DetachedThread.start { gate.run() }
         return gate
     }
 

@@ -1,5 +1,6 @@
-private import Foundation
+private import Dispatch
 internal import Synchronization
+private import Threads
 
 /// What a handler gives back for a request: its response now, the promise of one, or the work that finds it by
 /// waiting.
@@ -90,7 +91,7 @@ public final class HTTPResponder: Sendable {
 ///
 /// `@unchecked Sendable`: `count` is only read or written while `condition` is locked.
 final class PendingAnswers: @unchecked Sendable {
-    private let condition = NSCondition()
+    private let condition = Condition()
     private var count = 0
 
     /// A responder that sends through `deliver`, counted until it has.

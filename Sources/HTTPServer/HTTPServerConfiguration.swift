@@ -1,4 +1,4 @@
-private import Foundation
+private import FoundationEssentials
 
 /// How an ``HTTPServer`` listens and how much it accepts from each client.
 ///

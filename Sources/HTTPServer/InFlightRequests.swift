@@ -1,11 +1,11 @@
-private import Foundation
+private import Threads
 
 /// Counts the requests the application has seen and whose connection has not yet finished with them, so that a
 /// graceful stop can wait for their responses to be sent.
 ///
 /// `@unchecked Sendable`: `count` and `draining` are only read or written while `condition` is locked.
 final class InFlightRequests: @unchecked Sendable {
-    private let condition = NSCondition()
+    private let condition = Condition()
     private var count = 0
     private var draining = false
 
@@ -29,16 +29,14 @@ final class InFlightRequests: @unchecked Sendable {
 
     /// Whether the server is shutting down, so responses should close their connections.
     var isDraining: Bool {
-        condition.lock()
-        defer { condition.unlock() }
-        return draining
+        condition.withLock { draining }
     }
 
     /// Marks the server as shutting down, then waits until no request is in flight or `seconds` have passed;
     /// returns whether it became idle.
     @discardableResult
     func drain(waitingAtMost seconds: Int) -> Bool {
-        let deadline = Date(timeIntervalSinceNow: TimeInterval(seconds))
+        let deadline = Deadline(after: .seconds(seconds))
         condition.lock()
         defer { condition.unlock() }
         draining = true

@@ -1,4 +1,4 @@
-private import Foundation
+private import Threads
 
 /// Threads of their own for handlers that spend most of their time waiting (a durable write waiting for its
 /// commit), so that the daemons' few threads keep serving other connections meanwhile, and so that as many such
@@ -9,7 +9,7 @@ private import Foundation
 ///
 /// `@unchecked Sendable`: `jobs`, `stopping` and `running` are only read or written while `condition` is locked.
 final class WaitingWorkPool: @unchecked Sendable {
-    private let condition = NSCondition()
+    private let condition = Condition()
     /// The jobs submitted, those from `nextJob` on still to run; a job taken is dropped at once (with what it
     /// holds, a request's body), and the taken slots are removed once they are half the array.
     private var jobs: [(@Sendable () -> Void)?] = []
@@ -21,7 +21,7 @@ final class WaitingWorkPool: @unchecked Sendable {
     init(threads: Int) {
         running = max(threads, 1)
         for _ in 0..<running {
-            Thread { [self] in work() }.start()
+            DetachedThread.start { [self] in work() }
         }
     }
 

@@ -1,5 +1,6 @@
 import Dispatch
-import Foundation
+import FoundationEssentials
+import Glibc
 import ReceiptCMS
 import ReceiptCrypto
 import ReceiptModel
@@ -284,9 +285,10 @@ public enum Benchmark {
     static var machineDescription: String {
         let cpuinfo = (try? String(contentsOfFile: "/proc/cpuinfo", encoding: .utf8)) ?? ""
         let line = cpuinfo.split(separator: "\n").first { $0.hasPrefix("model name") }
-        let model =
-            line?.split(separator: ":", maxSplits: 1).last?.trimmingCharacters(in: .whitespaces) ?? "unknown CPU"
-        return "\(model), \(ProcessInfo.processInfo.activeProcessorCount) cores, \(openSSLVersion)"
+        let model = line?.split(separator: ":", maxSplits: 1).last.map { field in
+            String(field.drop(while: \.isWhitespace).reversed().drop(while: \.isWhitespace).reversed())
+        }
+        return "\(model ?? "unknown CPU"), \(ProcessInfo.processInfo.activeProcessorCount) cores, \(openSSLVersion)"
     }
 }
 

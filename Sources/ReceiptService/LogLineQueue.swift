@@ -1,6 +1,6 @@
 import Dispatch
-import Foundation
 import Synchronization
+import Threads
 
 /// Log lines on their way out, so that logging never blocks serving: ``append(_:)`` only queues a line, and one
 /// writer thread hands the lines, in order and in batches, to the blocking `write` given at creation. The writer
@@ -29,9 +29,7 @@ public final class LogLineQueue: Sendable {
     ///   about 1 MiB, and at several thousand requests a second they bridge a reader's pause of about a second.
     public init(capacity: Int = 4096, write: @escaping @Sendable (_ lines: [String]) -> Void) {
         self.capacity = max(capacity, 1)
-        let thread = Thread { [self] in drain(into: write) }
-        thread.name = "log writer"
-        thread.start()
+        DetachedThread.start { [self] in drain(into: write) }
     }
 
     /// Queues `line` for the writer, or drops it when `capacity` lines are already waiting. Never waits for the

@@ -1,8 +1,9 @@
-import Foundation
+import Dispatch
 import HTTPClient
 import ReceiptLedger
 import ReceiptModel
 import StrictJSON
+import Threads
 
 /// Delivers the ledger's outbox of Server Notifications V2: a thread that takes the notifications that are due
 /// (``TransactionLedger/claimDueNotifications(at:leaseUntil:limit:)``, so that instances sharing a ledger never
@@ -17,7 +18,7 @@ final class NotificationSender: @unchecked Sendable {
     /// The time a receiver has to answer one delivery.
     static let timeout = Duration.seconds(10)
     /// How often the outbox is read when nothing wakes the sender (retries falling due, other instances' work).
-    static let pollSeconds = 1.0
+    static let pollInterval = Duration.seconds(1)
     /// The most notifications taken, and sent side by side, at once.
     static let batchSize = 8
 
@@ -26,10 +27,10 @@ final class NotificationSender: @unchecked Sendable {
     private let clock: @Sendable () -> ReceiptDate
     private let log: @Sendable (String) -> Void
     private let client = HTTPClient(userAgent: "openreceipt-notifications", maximumBodyBytes: 4096)
-    private let condition = NSCondition()
+    private let condition = Condition()
     private var woken = false
     private var stopping = false
-    private var thread: Thread?
+    private var started = false
     private let finished = DispatchSemaphore(value: 0)
 
     /// A sender for `ledger`'s outbox with the retry schedule `retrySeconds`, reading the time from `clock` and
@@ -48,14 +49,12 @@ final class NotificationSender: @unchecked Sendable {
     func start() {
         condition.lock()
         defer { condition.unlock() }
-        guard thread == nil, !stopping else { return }
-        let thread = Thread { [self] in
+        guard !started, !stopping else { return }
+        started = true
+        DetachedThread.start { [self] in
             run()
             finished.signal()
         }
-        thread.name = "notification-sender"
-        self.thread = thread
-        thread.start()
     }
 
     /// Something was queued: look at the outbox now rather than at the next poll.
@@ -69,17 +68,15 @@ final class NotificationSender: @unchecked Sendable {
     /// Stops the thread after the deliveries in progress (each bounded by ``timeout``) and waits for it.
     func stop() {
         condition.lock()
-        let started = thread != nil && !stopping
+        let running = started && !stopping
         stopping = true
         condition.signal()
         condition.unlock()
-        if started { finished.wait() }
+        if running { finished.wait() }
     }
 
     private var isStopping: Bool {
-        condition.lock()
-        defer { condition.unlock() }
-        return stopping
+        condition.withLock { stopping }
     }
 
     private func run() {
@@ -87,7 +84,7 @@ final class NotificationSender: @unchecked Sendable {
             let sentAll = deliverDue()
             condition.lock()
             if !woken && !stopping && sentAll {
-                _ = condition.wait(until: Date(timeIntervalSinceNow: Self.pollSeconds))
+                _ = condition.wait(until: Deadline(after: Self.pollInterval))
             }
             woken = false
             condition.unlock()
@@ -111,7 +108,7 @@ final class NotificationSender: @unchecked Sendable {
         let done = DispatchGroup()
         for notification in claimed {
             done.enter()
-            Thread.detachNewThread { [self] in
+            DetachedThread.start { [self] in
                 deliver(notification)
                 done.leave()
             }

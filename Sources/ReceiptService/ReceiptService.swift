@@ -172,7 +172,7 @@ public final class ReceiptService: Sendable {
             line.add("method", string: request.method)
             line.add("route", string: route)
             line.add("status", integer: Int64(response.status))
-            line.add("duration_ms", .number(String(format3(seconds * 1000))))
+            line.add("duration_ms", .decimal(seconds * 1000, places: 3))
             line.add("request_bytes", integer: Int64(request.body.count))
             line.add("response_bytes", integer: Int64(response.body.count))
             if case .failure(let error) = outcome { line.add("error", string: error.code) }
@@ -233,12 +233,4 @@ public final class ReceiptService: Sendable {
         clock_gettime(CLOCK_MONOTONIC, &time)
         return Double(time.tv_sec) + Double(time.tv_nsec) / 1e9
     }
-}
-
-/// `value` with three decimals, as JSON number text.
-private func format3(_ value: Double) -> String {
-    let thousandths = Int64((value * 1000).rounded())
-    let whole = thousandths / 1000
-    let fraction = String(thousandths % 1000)
-    return "\(whole).\(String(repeating: "0", count: 3 - fraction.count))\(fraction)"
 }

@@ -1,5 +1,5 @@
 import Entitlements
-import Foundation
+import FoundationEssentials
 import HTTPServer
 import ReceiptCrypto
 import ReceiptLedger
@@ -189,10 +189,14 @@ public struct ServiceConfiguration: Sendable {
         try self.init(json: Self.read(path, for: ""), baseDirectory: Self.directory(of: path))
     }
 
-    /// The directory relative paths in the configuration file at `path` are resolved against.
+    /// The directory relative paths in the configuration file at `path` are resolved against: `path` without its
+    /// last component, with repeated slashes written once (`a//b/c.json` is in `a/b`); `/` for a file at the root,
+    /// `.` for a bare file name.
     public static func directory(of path: String) -> String {
-        let base = (path as NSString).deletingLastPathComponent
-        return base.isEmpty ? "." : base
+        let components = path.split(separator: "/")
+        let root = path.hasPrefix("/") ? "/" : ""
+        guard components.count > 1 else { return root.isEmpty ? "." : root }
+        return root + components.dropLast().joined(separator: "/")
     }
 
     /// Validates a configuration document whose relative paths are relative to `baseDirectory`.
@@ -240,8 +244,8 @@ public struct ServiceConfiguration: Sendable {
     }
 
     static func read(_ path: String, for key: String) throws(ServiceConfigurationError) -> [UInt8] {
-        var isDirectory: ObjCBool = false
-        guard FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory), !isDirectory.boolValue else {
+        var isDirectory = false
+        guard FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory), !isDirectory else {
             throw ServiceConfigurationError(path: key, rule: "cannot read \(path): no such file")
         }
         guard let data = FileManager.default.contents(atPath: path) else {

@@ -1,4 +1,4 @@
-import Foundation
+import Threads
 
 /// Work on numbered items spread over worker threads, its results handed to the calling thread in item order,
 /// with a bounded window: a worker takes an item only while fewer than `window` items are taken and not yet
@@ -12,7 +12,7 @@ final class BatchPipeline<Output: Sendable>: @unchecked Sendable {
     private let window: Int
     private let produce: @Sendable (Int) -> Output
     /// Guards every property below, and is what both sides wait on.
-    private let condition = NSCondition()
+    private let condition = Condition()
     /// The results made and not yet handed over, item `index` at `index % window`.
     private var slots: [Output?]
     /// How many slots hold a result.
@@ -46,7 +46,7 @@ final class BatchPipeline<Output: Sendable>: @unchecked Sendable {
         let pipeline = BatchPipeline(count: count, window: max(1, window), produce: produce)
         let threads = max(1, min(workers, count))
         pipeline.workersRunning = threads
-        for _ in 0..<threads { Thread { pipeline.work() }.start() }
+        for _ in 0..<threads { DetachedThread.start { pipeline.work() } }
         try pipeline.handOver(to: consume)
     }
 

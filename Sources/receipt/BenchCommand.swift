@@ -1,4 +1,3 @@
-import Foundation
 import ReceiptBenchmark
 import StrictJSON
 
@@ -68,7 +67,7 @@ enum BenchCommand {
             "each figure: median of \(report.configuration.rounds) rounds of \(report.configuration.secondsPerRound) s",
             "",
         ]
-        func cell(_ value: String) -> String { value.padding(toLength: 34, withPad: " ", startingAt: 0) }
+        func cell(_ value: String) -> String { PlainText.cell(value, width: 34) }
         lines.append(cell("") + report.figures.map { cell($0.algorithm) }.joined())
         let rows: [(String, (Benchmark.KeyFigures) -> String)] = [
             (
@@ -91,7 +90,7 @@ enum BenchCommand {
                 { figures in "\(rate(figures.sign.median))  \(ratio(figures.sign.ratio(to: figures.rawSign))) raw" }
             ),
             ("raw EVP_DigestSign", { rate($0.rawSign.median) }),
-            ("verify + parse 1000 purchases", { String(format: "%.2f ms", $0.verifyLargeMilliseconds) }),
+            ("verify + parse 1000 purchases", { "\(PlainText.decimal($0.verifyLargeMilliseconds, places: 2)) ms" }),
         ]
         for (name, value) in rows { lines.append(cell(name) + report.figures.map { cell(value($0)) }.joined()) }
         lines.append("")
@@ -101,13 +100,13 @@ enum BenchCommand {
         let json = report.json
         lines.append(
             "JSON: \(json.keys)-key object vs array of the same size (\(json.bytes) B), parse time ratio "
-                + "\(ratio(json.parseTimeRatio)) (\(String(format: "%.2f ms", json.objectMilliseconds)) vs "
-                + "\(String(format: "%.2f ms", json.arrayMilliseconds)))")
+                + "\(ratio(json.parseTimeRatio)) (\(PlainText.decimal(json.objectMilliseconds, places: 2)) ms vs "
+                + "\(PlainText.decimal(json.arrayMilliseconds, places: 2)) ms)")
         let write = report.jsonWrite
         lines.append(
             "JSON write: verifyReceipt JSON of 3 purchases (\(write.smallBytes) B) \(rate(write.small.median)), "
-                + "of 1000 purchases (\(write.largeBytes) B) \(String(format: "%.2f ms", 1000 / write.large.median)) "
-                + "(\(String(format: "%.0f MB/s", write.large.median * Double(write.largeBytes) / 1e6)))")
+                + "of 1000 purchases (\(write.largeBytes) B) \(PlainText.decimal(1000 / write.large.median, places: 2)) ms "
+                + "(\(PlainText.decimal(write.large.median * Double(write.largeBytes) / 1e6, places: 0)) MB/s)")
         lines.append("peak memory: \(report.peakMemoryBytes >> 20) MiB")
         return lines.joined(separator: "\n") + "\n"
     }
@@ -119,8 +118,8 @@ enum BenchCommand {
         func rateJSON(_ rate: Benchmark.Rate, bytes: Int? = nil) -> JSONValue {
             var object = JSONObject()
             if let bytes { object["bytes"] = .integer(bytes) }
-            object["per_second"] = .number(String(format: "%.0f", rate.median))
-            object["rounds"] = .array(rate.rounds.map { .number(String(format: "%.0f", $0)) })
+            object["per_second"] = .decimal(rate.median, places: 0)
+            object["rounds"] = .array(rate.rounds.map { .decimal($0, places: 0) })
             return .object(object)
         }
         var figures = JSONObject()
@@ -130,10 +129,10 @@ enum BenchCommand {
                     "verify": rateJSON(key.verify), "verify_all_cores": rateJSON(key.verifyAllCores),
                     "raw_verify": rateJSON(key.rawVerify), "pkcs7_verify": rateJSON(key.pkcs7Verify),
                     "sign": rateJSON(key.sign), "raw_sign": rateJSON(key.rawSign),
-                    "verify_vs_raw": .number(String(format: "%.3f", key.verify.median / key.rawVerify.median)),
-                    "verify_vs_pkcs7": .number(String(format: "%.2f", key.verify.median / key.pkcs7Verify.median)),
-                    "sign_vs_raw": .number(String(format: "%.3f", key.sign.median / key.rawSign.median)),
-                    "verify_1000_purchases_ms": .number(String(format: "%.3f", key.verifyLargeMilliseconds)),
+                    "verify_vs_raw": .decimal(key.verify.median / key.rawVerify.median, places: 3),
+                    "verify_vs_pkcs7": .decimal(key.verify.median / key.pkcs7Verify.median, places: 2),
+                    "sign_vs_raw": .decimal(key.sign.median / key.rawSign.median, places: 3),
+                    "verify_1000_purchases_ms": .decimal(key.verifyLargeMilliseconds, places: 3),
                 ]))
         }
         return JSONObject([
@@ -144,9 +143,9 @@ enum BenchCommand {
             "json_object_vs_array": .object(
                 JSONObject([
                     "keys": .integer(report.json.keys), "bytes": .integer(report.json.bytes),
-                    "object_ms": .number(String(format: "%.3f", report.json.objectMilliseconds)),
-                    "array_ms": .number(String(format: "%.3f", report.json.arrayMilliseconds)),
-                    "parse_time_ratio": .number(String(format: "%.2f", report.json.parseTimeRatio)),
+                    "object_ms": .decimal(report.json.objectMilliseconds, places: 3),
+                    "array_ms": .decimal(report.json.arrayMilliseconds, places: 3),
+                    "parse_time_ratio": .decimal(report.json.parseTimeRatio, places: 2),
                 ])),
             "json_write": .object(
                 JSONObject([
@@ -157,14 +156,13 @@ enum BenchCommand {
         ])
     }
 
+    /// `12,346/s`.
     private static func rate(_ value: Double) -> String {
-        let formatter = NumberFormatter()
-        formatter.numberStyle = .decimal
-        formatter.maximumFractionDigits = 0
-        return (formatter.string(from: NSNumber(value: value)) ?? "\(Int(value))") + "/s"
+        PlainText.grouped(value) + "/s"
     }
 
+    /// `0.95×`.
     private static func ratio(_ value: Double) -> String {
-        String(format: "%.2f×", value)
+        PlainText.decimal(value, places: 2) + "×"
     }
 }

@@ -1,4 +1,5 @@
-import Foundation
+import FoundationEssentials
+import Glibc
 import ReceiptCrypto
 import ReceiptSigner
 
@@ -56,7 +57,7 @@ enum CertsCommand {
         do {
             try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
         } catch {
-            throw .io("cannot create \(directory): \(error.localizedDescription)")
+            throw .io("cannot create \(directory): \(reason(error))")
         }
         let paths = files.map { URL(fileURLWithPath: directory).appendingPathComponent($0.name).path }
         if let existing = paths.first(where: { FileManager.default.fileExists(atPath: $0) }) {
@@ -82,5 +83,11 @@ enum CertsCommand {
 
             """
         Files.writeStandardOutput(Array(summary.utf8))
+    }
+
+    /// Why FileManager could not create a directory: the system's error behind its own, in strerror's words.
+    private static func reason(_ error: any Error) -> String {
+        guard let system = (error as? CocoaError)?.underlying as? POSIXError else { return "\(error)" }
+        return String(cString: strerror(system.code.rawValue))
     }
 }

@@ -1,5 +1,5 @@
 import Entitlements
-import Foundation
+import FoundationEssentials
 import PurchaseVerifier
 import ReceiptModel
 import ReceiptVerifier
@@ -126,8 +126,8 @@ enum EntitlementsCommand {
             lines.append("  (none)")
         } else {
             lines += rows.map { row in
-                zip(row, widths).map { cell, width in cell.padding(toLength: width, withPad: " ", startingAt: 0) }
-                    .joined(separator: "  ").trimmingCharacters(in: .whitespaces)
+                PlainText.trimmingSpaces(
+                    zip(row, widths).map { cell, width in PlainText.cell(cell, width: width) }.joined(separator: "  "))
             }
         }
         if !report.balances.isEmpty {

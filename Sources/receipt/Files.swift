@@ -1,4 +1,5 @@
-import Foundation
+import FoundationEssentials
+import Glibc
 
 /// Reading inputs and writing outputs without ever leaving a partial file behind.
 enum Files {
@@ -71,9 +72,10 @@ enum Files {
         if let failure { throw .io("cannot write \(path): \(failure)") }
     }
 
-    /// Writes to standard output.
+    /// Writes all of `bytes` to standard output; stops the process when that fails (a closed descriptor, a full
+    /// disk), as Foundation's `FileHandle` did.
     static func writeStandardOutput(_ bytes: [UInt8]) {
-        FileHandle.standardOutput.write(Data(bytes))
+        writeOrStop(bytes, to: STDOUT_FILENO, named: "standard output")
     }
 
     /// Writes all of `bytes` to standard output in as few write(2) calls as the kernel takes them in; a failure (a
@@ -96,8 +98,18 @@ enum Files {
     /// What `errno` says, in strerror's words.
     private static var lastError: String { String(cString: strerror(errno)) }
 
+    /// Writes `text` and a line feed to standard error; stops the process when that fails.
     static func printError(_ text: String) {
-        FileHandle.standardError.write(Data((text + "\n").utf8))
+        writeStandardError(text + "\n")
     }
 
+    /// Writes `text` to standard error; stops the process when that fails.
+    static func writeStandardError(_ text: String) {
+        writeOrStop(Array(text.utf8), to: STDERR_FILENO, named: "standard error")
+    }
+
+    /// Writes all of `bytes` to `descriptor`, or stops the process saying why not.
+    private static func writeOrStop(_ bytes: [UInt8], to descriptor: Int32, named name: String) {
+        if let failure = write(bytes, to: descriptor) { fatalError("cannot write \(name): \(failure)") }
+    }
 }

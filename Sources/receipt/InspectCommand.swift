@@ -167,13 +167,13 @@ enum ReceiptInspection {
         var object = JSONObject()
         object["type"] = .integer(attribute.type)
         object["version"] = .integer(attribute.version)
-        object["value_hex"] = .string(hex(attribute.value))
+        object["value_hex"] = .string(PlainText.hex(attribute.value))
         object["value_text"] = derText(attribute.value).map(JSONValue.string)
         return .object(object)
     }
 
     private static func attributeText(_ attribute: ReceiptAttribute) -> String {
-        let value = derText(attribute.value).map { "\"\($0)\"" } ?? hex(attribute.value)
+        let value = derText(attribute.value).map { "\"\($0)\"" } ?? PlainText.hex(attribute.value)
         return "field \(attribute.type) (undocumented, version \(attribute.version)): \(value)"
     }
 
@@ -184,10 +184,6 @@ enum ReceiptInspection {
         if let text = try? node.ia5String() { return text }
         if let number: Int64 = try? node.integerValue() { return String(number) }
         return nil
-    }
-
-    private static func hex(_ bytes: [UInt8]) -> String {
-        bytes.map { String($0, radix: 16).count == 1 ? "0" + String($0, radix: 16) : String($0, radix: 16) }.joined()
     }
 
     private static func plain(_ value: JSONValue) -> String {

@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 import ReceiptCrypto
 import ReceiptLedger
 
@@ -223,7 +223,7 @@ enum LedgerCommand {
         var description: String {
             "\(counts.transactions) transactions, \(counts.renewalInfos) renewal infos, "
                 + "\(counts.notifications) notifications, \(counts.outgoingNotifications) outgoing notifications, "
-                + "SHA-256 \(hex(digest))"
+                + "SHA-256 \(PlainText.hex(digest))"
         }
     }
 
@@ -262,15 +262,12 @@ enum LedgerCommand {
                     + "renewal infos: \(summary.counts.renewalInfos)\n"
                     + "notifications: \(summary.counts.notifications)\n"
                     + "outgoing notifications: \(summary.counts.outgoingNotifications)\n"
-                    + "digest: SHA-256 \(hex(summary.digest))\n" + "integrity: \(integrity.joined(separator: "; "))\n")
+                    + "digest: SHA-256 \(PlainText.hex(summary.digest))\n"
+                    + "integrity: \(integrity.joined(separator: "; "))\n")
                     .utf8))
         var problems: [String] = []
         if kept != counted { problems.append("the kept count \(kept) is not the \(counted) transactions stored") }
         if integrity != ["ok"] { problems.append("integrity: " + integrity.joined(separator: "; ")) }
         guard problems.isEmpty else { throw .rejected(problems.joined(separator: "; ")) }
-    }
-
-    private static func hex(_ bytes: [UInt8]) -> String {
-        bytes.map { String(format: "%02x", $0) }.joined()
     }
 }

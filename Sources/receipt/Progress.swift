@@ -1,4 +1,3 @@
-import Foundation
 import Glibc
 
 /// How far a long run has come, on standard error, only when standard error is a terminal: one line redrawn in
@@ -65,7 +64,7 @@ final class Progress {
     }
 
     private static func write(_ text: String) {
-        FileHandle.standardError.write(Data(text.utf8))
+        Files.writeStandardError(text)
     }
 
     private static func now() -> Double {

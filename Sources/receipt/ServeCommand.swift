@@ -1,4 +1,4 @@
-import Foundation
+import Glibc
 import HTTPServer
 import ReceiptService
 import StrictJSON

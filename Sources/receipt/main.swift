@@ -1,3 +1,3 @@
-import Foundation
+import Glibc
 
 exit(CommandLineInterface.run(Array(CommandLine.arguments.dropFirst())).rawValue)

@@ -206,4 +206,15 @@ struct ConfigurationTests {
             members.filter { !$0.hasPrefix(#""limits""#) } + [#""limits":{"ledger_connections":9}"#])
         #expect(sized.effectiveLedgerConnections == 9)
     }
+
+    @Test(
+        "relative paths are resolved in the configuration file's directory, as NSString's parent path found it",
+        arguments: [
+            "serve.json", "./serve.json", "../serve.json", "config/serve.json", "/etc/receipt/serve.json",
+            "/serve.json", "config//serve.json", "/etc//receipt///serve.json", "config/", "/", "", "a/b/c/",
+        ])
+    func configurationDirectory(path: String) {
+        let expected = (path as NSString).deletingLastPathComponent
+        #expect(ServiceConfiguration.directory(of: path) == (expected.isEmpty ? "." : expected))
+    }
 }

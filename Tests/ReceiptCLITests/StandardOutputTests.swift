@@ -1,0 +1,22 @@
+import Foundation
+import Testing
+
+/// Writing the result is part of the command: output that cannot be written stops the process, as Foundation's
+/// FileHandle did, rather than ending as if all was written.
+@Suite("Standard output that cannot be written")
+struct StandardOutputTests {
+    @Test("a full standard output stops the process with a signal, naming why on standard error")
+    func fullOutput() throws {
+        let process = Process()
+        process.executableURL = CLIRunner.executable
+        process.arguments = ["--version"]
+        process.standardOutput = try FileHandle(forWritingTo: URL(fileURLWithPath: "/dev/full"))
+        let errors = Pipe()
+        process.standardError = errors
+        try process.run()
+        let message = String(decoding: errors.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        process.waitUntilExit()
+        #expect(process.terminationReason == .uncaughtSignal)
+        #expect(message.contains("cannot write standard output: No space left on device"))
+    }
+}
