@@ -19,7 +19,7 @@ final class SQLiteDatabase {
     /// compiling a statement (an insert with its trigger, a select of every column) costs far more than running
     /// it. A statement in use stays in the cache marked as such (one lookup of its SQL per call), so a nested call
     /// with the same SQL prepares one of its own.
-    private var preparedStatements: [String: KeptStatement] = [:]
+    private var preparedStatements: [StatementKey: KeptStatement] = [:]
 
     /// The most statements kept. The SQL of this module is a fixed set of texts with values bound as parameters,
     /// far fewer than this; past it, statements are finalized after use as if there were no cache.
@@ -83,19 +83,21 @@ final class SQLiteDatabase {
 
     /// Runs `sql`, a single statement that returns no rows (`BEGIN IMMEDIATE`, `SAVEPOINT`, `COMMIT`), as a kept
     /// prepared statement (see ``withStatement(_:purpose:_:)``).
-    func run(_ sql: String, purpose: String) throws(LedgerError) {
-        try withStatement(sql, purpose: purpose) { (statement) throws(LedgerError) in _ = try statement.step() }
+    func run(_ sql: String, purpose: @autoclosure () -> String) throws(LedgerError) {
+        try withStatement(sql, purpose: purpose()) { (statement) throws(LedgerError) in _ = try statement.step() }
     }
 
     /// Hands the statement `sql` (a single statement, values bound as parameters rather than spliced into the
     /// text) to `body` to bind, step and read. The statement is prepared on first use and kept: on every path,
     /// thrown errors included, it is reset and its bindings cleared before this returns, so it holds no lock and
-    /// no value between calls. `body` must not keep the statement.
+    /// no value between calls. `body` must not keep the statement. `purpose`, which begins the message of any
+    /// error, is only worked out when there is one.
     func withStatement<Result>(
-        _ sql: String, purpose: String, _ body: (SQLiteStatement) throws(LedgerError) -> Result
+        _ sql: String, purpose: @autoclosure () -> String, _ body: (SQLiteStatement) throws(LedgerError) -> Result
     ) throws(LedgerError) -> Result {
-        let connection = try openConnection(purpose)
-        let kept = preparedStatements[sql]
+        let connection = try openConnection(purpose())
+        let key = StatementKey(sql: sql)
+        let kept = preparedStatements[key]
         let statement: OpaquePointer
         if let kept, !kept.inUse {
             statement = kept.handle
@@ -104,9 +106,9 @@ final class SQLiteDatabase {
             let status = sqlite3_prepare_v3(connection, sql, -1, UInt32(SQLITE_PREPARE_PERSISTENT), &prepared, nil)
             guard status == SQLITE_OK else {
                 sqlite3_finalize(prepared)
-                throw failure(purpose, status, connection)
+                throw failure(purpose(), status, connection)
             }
-            guard let prepared else { throw LedgerError(.storage, "\(purpose): the SQL holds no statement") }
+            guard let prepared else { throw LedgerError(.storage, "\(purpose()): the SQL holds no statement") }
             statement = prepared
         }
         // The statement this call keeps using afterwards, if any: the cached one, or a new one cached now.
@@ -115,7 +117,7 @@ final class SQLiteDatabase {
             keeping = kept
         } else if kept == nil, preparedStatements.count < Self.maximumPreparedStatements {
             keeping = KeptStatement(statement)
-            preparedStatements[sql] = keeping
+            preparedStatements[key] = keeping
         }
         keeping?.inUse = true
         defer {
@@ -128,7 +130,9 @@ final class SQLiteDatabase {
                 sqlite3_finalize(statement)
             }
         }
-        return try body(SQLiteStatement(handle: statement, connection: connection, purpose: purpose))
+        return try withoutActuallyEscaping(purpose) { (purpose) throws(LedgerError) in
+            try body(SQLiteStatement(handle: statement, connection: connection, purpose: purpose))
+        }
     }
 
     /// Runs `body` inside `BEGIN IMMEDIATE … COMMIT`: the write lock is taken before `body` reads anything, so a
@@ -140,13 +144,22 @@ final class SQLiteDatabase {
         try inTransaction(beginningWith: "BEGIN IMMEDIATE", purpose: purpose, body)
     }
 
-    /// Runs `body` inside one deferred `BEGIN … COMMIT`, which takes no lock until the first read: its reads see one
-    /// state of the database and pay for one transaction rather than one each. When `body` or `COMMIT` fails the
-    /// transaction is rolled back and the error rethrown.
-    func inReadTransaction<Result>(
-        purpose: String, _ body: () throws(LedgerError) -> Result
-    ) throws(LedgerError) -> Result {
-        try inTransaction(beginningWith: "BEGIN", purpose: purpose, body)
+    /// Begins a deferred transaction for reading (`BEGIN`): it takes no lock until the first read, and from that
+    /// read on every read sees the database as it was then, until ``endReading()``.
+    func beginReading() throws(LedgerError) {
+        try run("BEGIN", purpose: "beginning to read")
+    }
+
+    /// Ends the transaction ``beginReading()`` began, letting go of the state it read; nothing when none is open.
+    /// A transaction that only read has nothing to keep, so it is rolled back (by a kept statement, and should that
+    /// fail, as ``rollBackOpenTransaction()`` does).
+    func endReading() {
+        guard let connection, sqlite3_get_autocommit(connection) == 0 else { return }
+        do {
+            try run("ROLLBACK", purpose: "ending a read")
+        } catch {
+            rollBackOpenTransaction()
+        }
     }
 
     private func inTransaction<Result>(
@@ -270,7 +283,9 @@ typealias SQLiteValue = LedgerValue
 struct SQLiteStatement {
     fileprivate let handle: OpaquePointer
     fileprivate let connection: OpaquePointer
-    fileprivate let purpose: String
+    /// What the statement is run for, which begins the message of its errors; not kept past
+    /// ``SQLiteDatabase/withStatement(_:purpose:_:)``, like the statement.
+    fileprivate let purpose: () -> String
 
     /// Binds `values` to parameters 1, 2, … in order.
     func bind(_ values: [SQLiteValue]) throws(LedgerError) {
@@ -285,18 +300,23 @@ struct SQLiteStatement {
         switch value {
         case .integer(let integer):
             status = sqlite3_bind_int64(handle, index, integer)
-        case .text(let text):
-            // `utf8CString` is never empty (it ends in NUL), so the pointer is never nil: a nil pointer would bind
-            // NULL instead of the empty string. The length excludes the NUL and is explicit, so text with an
-            // embedded NUL is kept whole.
-            status = text.utf8CString.withUnsafeBufferPointer { buffer in
-                sqlite3_bind_text64(
-                    handle, index, buffer.baseAddress, UInt64(buffer.count - 1), sqliteTransient, UInt8(SQLITE_UTF8))
+        case .text(var text):
+            // The length is explicit, so text with an embedded NUL is kept whole. A nil pointer would bind NULL
+            // instead of the empty string, so empty text is bound from a literal's (empty) C string.
+            status = text.withUTF8 { buffer in
+                guard let base = buffer.baseAddress, buffer.count > 0 else {
+                    return sqlite3_bind_text64(handle, index, "", 0, sqliteTransient, UInt8(SQLITE_UTF8))
+                }
+                return base.withMemoryRebound(to: CChar.self, capacity: buffer.count) {
+                    sqlite3_bind_text64(handle, index, $0, UInt64(buffer.count), sqliteTransient, UInt8(SQLITE_UTF8))
+                }
             }
         case .null:
             status = sqlite3_bind_null(handle, index)
         }
-        guard status == SQLITE_OK else { throw failure("\(purpose) (binding parameter \(index))", status, connection) }
+        guard status == SQLITE_OK else {
+            throw failure("\(purpose()) (binding parameter \(index))", status, connection)
+        }
     }
 
     /// Runs the statement to its next row: true when a row is ready to read, false when the statement is done.
@@ -304,7 +324,7 @@ struct SQLiteStatement {
         switch sqlite3_step(handle) {
         case SQLITE_ROW: return true
         case SQLITE_DONE: return false
-        case let status: throw failure(purpose, status, connection)
+        case let status: throw failure(purpose(), status, connection)
         }
     }
 
@@ -339,6 +359,23 @@ private func failure(_ purpose: String, _ status: Int32, _ connection: OpaquePoi
     let generic = sqlite3_errstr(status).map { String(cString: $0) }
     return LedgerError(
         .storage, "\(purpose): \(detail ?? "unknown error") (SQLite result code \(status))", publicDetail: generic)
+}
+
+/// The SQL of a kept statement as a dictionary key hashed on its length and last sixteen bytes, where the texts of
+/// one module's statements differ (their `WHERE` clauses), rather than on every byte as a string key is: finding
+/// a statement cost more than running a lookup by primary key. Equal keys still compare the whole text.
+private struct StatementKey: Hashable {
+    let sql: String
+
+    static func == (lhs: StatementKey, rhs: StatementKey) -> Bool {
+        lhs.sql == rhs.sql
+    }
+
+    func hash(into hasher: inout Hasher) {
+        let utf8 = sql.utf8
+        hasher.combine(utf8.count)
+        for byte in utf8.suffix(16) { hasher.combine(byte) }
+    }
 }
 
 /// A prepared statement kept by ``SQLiteDatabase`` between calls, and whether a call is using it now.

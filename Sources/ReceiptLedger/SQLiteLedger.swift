@@ -8,10 +8,11 @@ internal import Synchronization
 /// any number of threads share one connection. Writes are committed in groups (see ``GroupCommitQueue``): the
 /// writes that arrive while a commit is in progress wait for it, then are committed together in one
 /// `BEGIN IMMEDIATE … COMMIT`, each in a savepoint of its own, so one sync of the file makes a whole group durable
-/// and each write still has its own outcome. Reads take the connection between groups, so they see only what was
-/// committed. `BEGIN IMMEDIATE` takes the file's write lock before a group reads anything, so several ledgers (or
-/// processes) on the same file never interleave a check with another's write. The schema is versioned with
-/// `PRAGMA user_version`; see ``schemaVersion``.
+/// and each write still has its own outcome. Reads run on connections of their own (see `readers`), which see only
+/// what was committed: every write this ledger acknowledged, and a write by another ledger or process on the same
+/// file at most ``snapshotLifetime`` after its commit. `BEGIN IMMEDIATE` takes the file's write lock before a group
+/// reads anything, so several ledgers (or processes) on the same file never interleave a check with another's
+/// write. The schema is versioned with `PRAGMA user_version`; see ``schemaVersion``.
 public final class SQLiteLedger: LedgerStore {
     /// The schema version this code creates and reads. Opening a file with a newer version fails.
     public static let schemaVersion = migrations.count
@@ -33,20 +34,47 @@ public final class SQLiteLedger: LedgerStore {
     /// Connections that only read, each used by one caller at a time: in WAL mode they read the last committed
     /// state without waiting for the writing connection, which a group commit holds from `BEGIN` to `COMMIT`.
     /// Opened when needed, kept for the next reader; nil once ``close()`` has run.
+    ///
+    /// A reading connection keeps its read transaction open from one read to the next (see `ReadSnapshot`), for
+    /// a transaction's start and end are what a read costs most: SQLite takes and releases a lock on the WAL's
+    /// shared memory for each, under one process-wide mutex and often with a system call, which busy readers
+    /// contend for.
     private let readers = Mutex<[IdleReader]?>([])
     private let path: String
 
-    /// A reading connection in the pool. `@unchecked Sendable`: the pool hands each to one caller at a time, who
-    /// gives it back when done, so no two threads ever use one at once.
+    /// A reading connection in the pool, and the read transaction it left open, if any. `@unchecked Sendable`: the
+    /// pool hands each to one caller at a time, who gives it back when done, so no two threads ever use one at once.
     private struct IdleReader: @unchecked Sendable {
         let database: SQLiteDatabase
+        var snapshot: ReadSnapshot?
     }
+
+    /// A read transaction a reading connection keeps open for the reads that follow, while it still shows every
+    /// write this ledger has acknowledged: until a group commits (a write is acknowledged only once its group has
+    /// committed and counted in `commits`) and for at most ``snapshotLifetime``, the bound on how long a write by
+    /// another process (or another ledger on the same file) takes to be seen. A reader whose snapshot is past
+    /// either ends it and begins another; a group's commit ends those of the idle readers at once, so that none
+    /// keeps SQLite from checkpointing the WAL past the state it reads.
+    private struct ReadSnapshot {
+        /// `commits` read before the transaction began: a commit counted after it may be missing from it.
+        let commits: Int
+        let began: ContinuousClock.Instant
+
+        func isCurrent(commits now: Int, at time: ContinuousClock.Instant) -> Bool {
+            now == commits && time - began < SQLiteLedger.snapshotLifetime
+        }
+    }
+
+    /// How long a reading connection may read the state it began reading before another process's writes to the
+    /// same file: they are seen at most this long after they are committed. This process's writes are seen at once.
+    static let snapshotLifetime: Duration = .milliseconds(10)
 
     /// The writes waiting to be committed.
     /// Each write's result is the value its public function returns, typed by that function (see `writing`).
     private let writes: GroupCommitQueue<GroupedWrite<any Sendable>, any Sendable>
 
-    /// How many group transactions committed at least one write.
+    /// How many group transactions committed at least one write: counted (releasing) before the writes are
+    /// acknowledged, read (acquiring) before a read begins, so a read can tell whether it may miss one.
     private let commits = Atomic<Int>(0)
 
     /// Opens the ledger in the SQLite file at `path`, creating the file and its schema when there is none and
@@ -207,13 +235,10 @@ public final class SQLiteLedger: LedgerStore {
     public func transaction(withAnyOf ids: [String]) throws(LedgerError) -> LedgerTransaction? {
         guard !ids.isEmpty else { return nil }
         return try withOpenDatabase { (database) throws(LedgerError) in
-            try database.inReadTransaction(purpose: "tracing \(ids.count) transaction ids") {
-                () throws(LedgerError) -> LedgerTransaction? in
-                for id in ids {
-                    if let found = try Self.fetchOne(database, id: id) { return found }
-                }
-                return nil
+            for id in ids {
+                if let found = try Self.fetchOne(database, id: id) { return found }
             }
+            return nil
         }
     }
 
@@ -403,40 +428,91 @@ public final class SQLiteLedger: LedgerStore {
             defer { pool = nil }
             return pool ?? []
         }
-        idle.forEach { $0.database.close() }
+        for reader in idle {
+            reader.database.endReading()
+            reader.database.close()
+        }
     }
 
-    /// Runs `body` with a reading connection of its own (see `readers`), returned to the pool afterwards.
+    /// Runs `body` with a reading connection of its own (see `readers`), returned to the pool afterwards, inside
+    /// a read transaction: the one the connection kept open when it still shows every acknowledged write (see
+    /// `ReadSnapshot`), else a new one.
     private func withOpenDatabase<Result: Sendable>(
         _ body: (SQLiteDatabase) throws(LedgerError) -> Result
     ) throws(LedgerError) -> Result {
-        let taken = try readers.withLock { (pool) throws(LedgerError) -> SQLiteDatabase? in
+        var reader = try takeReader()
+        let now = ContinuousClock.now
+        let committed = commits.load(ordering: .acquiring)
+        if let snapshot = reader.snapshot, !snapshot.isCurrent(commits: committed, at: now) {
+            reader.database.endReading()
+            reader.snapshot = nil
+        }
+        do throws(LedgerError) {
+            if reader.snapshot == nil {
+                try reader.database.beginReading()
+                reader.snapshot = ReadSnapshot(commits: committed, began: now)
+            }
+            let result = try body(reader.database)
+            giveBack(reader)
+            return result
+        } catch {
+            reader.database.endReading()
+            reader.snapshot = nil
+            giveBack(reader)
+            throw error
+        }
+    }
+
+    /// A reading connection from the pool, or a new one when the pool is empty.
+    private func takeReader() throws(LedgerError) -> IdleReader {
+        let taken = try readers.withLock { (pool) throws(LedgerError) -> IdleReader? in
             guard pool != nil else { throw LedgerError(.storage, "ledger is closed") }
-            return pool?.popLast()?.database
+            return pool?.popLast()
         }
-        let reader: SQLiteDatabase
-        if let taken {
-            reader = taken
-        } else {
-            reader = try SQLiteDatabase(path: path)
-            do throws(LedgerError) {
-                try reader.execute(
-                    "PRAGMA busy_timeout = \(Self.busyTimeoutMilliseconds)", purpose: "setting the busy timeout")
-                try reader.execute("PRAGMA query_only = ON", purpose: "making a reading connection read only")
-            } catch {
-                reader.close()
-                throw error
+        if let taken { return taken }
+        let database = try SQLiteDatabase(path: path)
+        do throws(LedgerError) {
+            try database.execute(
+                "PRAGMA busy_timeout = \(Self.busyTimeoutMilliseconds)", purpose: "setting the busy timeout")
+            try database.execute("PRAGMA query_only = ON", purpose: "making a reading connection read only")
+        } catch {
+            database.close()
+            throw error
+        }
+        return IdleReader(database: database)
+    }
+
+    /// Puts `reader` back in the pool, its snapshot ended when a group committed or its lifetime ran out while it
+    /// read; closes it when the ledger has been closed.
+    private func giveBack(_ reader: IdleReader) {
+        var reader = reader
+        if let snapshot = reader.snapshot,
+            !snapshot.isCurrent(commits: commits.load(ordering: .acquiring), at: ContinuousClock.now)
+        {
+            reader.database.endReading()
+            reader.snapshot = nil
+        }
+        let kept = readers.withLock { (pool) -> Bool in
+            guard pool != nil else { return false }
+            pool?.append(reader)
+            return true
+        }
+        if !kept {
+            reader.database.endReading()
+            reader.database.close()
+        }
+    }
+
+    /// Ends the read transactions the idle reading connections keep, which a commit has just made stale, so that
+    /// none of them keeps the WAL from being checkpointed and reused (see `ReadSnapshot`).
+    private func endIdleSnapshots() {
+        readers.withLock { pool in
+            guard let idle = pool else { return }
+            for index in idle.indices where idle[index].snapshot != nil {
+                idle[index].database.endReading()
+                pool?[index].snapshot = nil
             }
         }
-        defer {
-            let kept = readers.withLock { (pool) -> Bool in
-                guard pool != nil else { return false }
-                pool?.append(IdleReader(database: reader))
-                return true
-            }
-            if !kept { reader.close() }
-        }
-        return try body(reader)
     }
 
     /// Runs the write `body` (`purpose` says what it does, for its errors) in the next group commit and returns
@@ -473,9 +549,10 @@ public final class SQLiteLedger: LedgerStore {
     /// sees a write before it is committed. As for a single write, a storage failure is remembered for
     /// ``checkWritable()`` until a write succeeds, taking the writes in the group's order.
     private func commit(_ group: [GroupedWrite<any Sendable>]) -> [Result<any Sendable, LedgerError>] {
-        state.withLock { connection in
+        let (results, committed) = state.withLock {
+            connection -> (results: [Result<any Sendable, LedgerError>], committed: Bool) in
             guard let database = connection?.database else {
-                return group.map { _ in .failure(LedgerError(.storage, "ledger is closed")) }
+                return (group.map { _ in .failure(LedgerError(.storage, "ledger is closed")) }, committed: false)
             }
             let results = database.inGroupTransaction(group)
             for result in results {
@@ -486,10 +563,13 @@ public final class SQLiteLedger: LedgerStore {
                 }
             }
             if results.contains(where: { if case .success = $0 { true } else { false } }) {
-                commits.add(1, ordering: .relaxed)
+                commits.add(1, ordering: .releasing)
+                return (results, committed: true)
             }
-            return results
+            return (results, committed: false)
         }
+        if committed { endIdleSnapshots() }
+        return results
     }
 
     /// How many group transactions have committed at least one write since the ledger was opened: fewer than the
@@ -716,13 +796,14 @@ extension SQLiteLedger {
         try fetch(database, selectByID, [.text(id)], purpose: "reading transaction \(id)").first
     }
 
-    /// The transactions `select` (one of the selects above) returns with `parameters` bound.
+    /// The transactions `select` (one of the selects above) returns with `parameters` bound; `purpose` is only
+    /// worked out for an error or a row.
     private static func fetch(
-        _ database: SQLiteDatabase, _ select: String, _ parameters: [SQLiteValue], purpose: String
+        _ database: SQLiteDatabase, _ select: String, _ parameters: [SQLiteValue], purpose: @autoclosure () -> String
     ) throws(LedgerError) -> [LedgerTransaction] {
-        try fetch(database, select, parameters, purpose: purpose) { (row) throws(LedgerError) in
+        try fetch(database, select, parameters, purpose: purpose()) { (row) throws(LedgerError) in
             try Column.decode(
-                purpose: purpose, text: { row.text(at: $0.rawValue) }, integer: { row.int64(at: $0.rawValue) })
+                purpose: purpose(), text: { row.text(at: $0.rawValue) }, integer: { row.int64(at: $0.rawValue) })
         }
     }
 
@@ -768,10 +849,10 @@ extension SQLiteLedger {
 
     /// What `decode` makes of each row `sql` returns with `parameters` bound.
     fileprivate static func fetch<Row>(
-        _ database: SQLiteDatabase, _ sql: String, _ parameters: [SQLiteValue], purpose: String,
+        _ database: SQLiteDatabase, _ sql: String, _ parameters: [SQLiteValue], purpose: @autoclosure () -> String,
         _ decode: (SQLiteStatement) throws(LedgerError) -> Row
     ) throws(LedgerError) -> [Row] {
-        try database.withStatement(sql, purpose: purpose) { (statement) throws(LedgerError) in
+        try database.withStatement(sql, purpose: purpose()) { (statement) throws(LedgerError) in
             try statement.bind(parameters)
             var rows: [Row] = []
             while try statement.step() {
