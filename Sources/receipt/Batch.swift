@@ -15,7 +15,7 @@ enum Batch {
     static let outputBuffer = 1 << 16
 
     /// What a batch will verify: the files in order, and what the listing passed over.
-    struct Listing {
+    struct Listing: Sendable {
         /// Files to verify, in order; `unreadableDirectory` entries are directories that could not be listed.
         var entries: [Entry] = []
         /// Subdirectories not entered (no `--recursive`).
@@ -23,7 +23,7 @@ enum Batch {
         /// Symbolic links met inside a directory (never followed), hidden files and special files.
         var skippedOther = 0
 
-        enum Entry {
+        enum Entry: Sendable {
             case file(String)
             case unreadableDirectory(String, message: String)
         }

@@ -124,6 +124,32 @@ struct ThreadsTests {
         #expect(released)
         #expect(condition.withLock { shared.woken == 1 && shared.go })
     }
+
+    @Test("a result computed on a thread of its own is what value gives, value waiting until it is there")
+    func threadResultWaitsForItsValue() {
+        let condition = Condition()
+        let shared = Shared()
+        let caller = pthread_self()
+        let result = ThreadResult<Bool> {
+            // Held until another thread lets it go, so that value is most likely asked for before it is there.
+            let released = condition.withLock { () -> Bool in
+                let deadline = Deadline(after: .seconds(10))
+                while !shared.go {
+                    guard condition.wait(until: deadline) else { return false }
+                }
+                return true
+            }
+            return released && pthread_equal(pthread_self(), caller) == 0
+        }
+        DetachedThread.start {
+            condition.withLock {
+                shared.go = true
+                condition.broadcast()
+            }
+        }
+        #expect(result.value)
+        #expect(result.value)
+    }
 }
 
 /// Something a thread's closure holds: counts itself released in `shared`, and signals, when it goes.
