@@ -5,6 +5,14 @@ public enum DigestAlgorithm: String, Hashable, Sendable, CaseIterable {
     case sha1 = "SHA1"
     case sha256 = "SHA256"
 
+    /// The digest's position in `allCases`, for tables with one entry per digest.
+    var position: Int {
+        switch self {
+        case .sha1: 0
+        case .sha256: 1
+        }
+    }
+
     /// The digest of `bytes`.
     public func hash(_ bytes: [UInt8]) -> [UInt8] {
         hash(bytes[...])

@@ -264,15 +264,19 @@ private final class KeyContextPool: Sendable {
         let pointer: OpaquePointer
     }
 
+    /// The idle contexts of one part, a stack per digest, at the digest's position in `DigestAlgorithm.allCases`
+    /// (a dictionary keyed by digest allocated on every borrow and return).
     private final class Part: Sendable {
-        let idle = Mutex<[DigestAlgorithm: [Context]]>([:])
+        let idle = Mutex<[[Context]]>(DigestAlgorithm.allCases.map { _ in [] })
     }
 
     /// Idle contexts kept per part and digest; a thread holds one at a time, and few threads share a part.
     private static let capacity = 4
     private let key: KeyPointer
     private let initialise: @Sendable (OpaquePointer?) -> Int32
-    private let parts = (0..<16).map { _ in Part() }
+    /// There are 2^partBits parts.
+    private static let partBits = 4
+    private let parts = (0..<(1 << partBits)).map { _ in Part() }
 
     init(key: OpaquePointer, initialise: @escaping @Sendable (OpaquePointer?) -> Int32) {
         self.key = KeyPointer(pointer: key)
@@ -282,7 +286,7 @@ private final class KeyContextPool: Sendable {
     deinit {
         for part in parts {
             part.idle.withLock { pools in
-                for context in pools.values.joined() { EVP_PKEY_CTX_free(context.pointer) }
+                for context in pools.joined() { EVP_PKEY_CTX_free(context.pointer) }
             }
         }
     }
@@ -290,22 +294,23 @@ private final class KeyContextPool: Sendable {
     /// Runs `body` with a context for `digest`; nil when OpenSSL cannot make one.
     func use<Result>(_ digest: DigestAlgorithm, _ body: (OpaquePointer) -> Result) -> Result? {
         let part = currentPart()
-        guard let context = part.idle.withLock({ $0[digest]?.popLast() }) ?? make(digest) else { return nil }
+        let stack = digest.position
+        guard let context = part.idle.withLock({ $0[stack].popLast() }) ?? make(digest) else { return nil }
         let result = body(context.pointer)
         clearOpenSSLErrors()
         let kept = part.idle.withLock { pools in
-            guard pools[digest, default: []].count < Self.capacity else { return false }
-            pools[digest, default: []].append(context)
+            guard pools[stack].count < Self.capacity else { return false }
+            pools[stack].append(context)
             return true
         }
         if !kept { EVP_PKEY_CTX_free(context.pointer) }
         return result
     }
 
+    /// The part of the calling thread: the top `partBits` bits of its identity multiplied by a large odd constant
+    /// (a Fibonacci hash, which spreads identities that differ only in low or middle bits, as thread addresses do).
     private func currentPart() -> Part {
-        var hasher = Hasher()
-        hasher.combine(pthread_self())
-        return parts[Int(UInt(bitPattern: hasher.finalize()) % UInt(parts.count))]
+        parts[Int(truncatingIfNeeded: (UInt64(pthread_self()) &* 0x9E37_79B9_7F4A_7C15) >> (64 - Self.partBits))]
     }
 
     private func make(_ digest: DigestAlgorithm) -> Context? {

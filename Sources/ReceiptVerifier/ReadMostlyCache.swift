@@ -14,7 +14,9 @@ final class ReadMostlyCache<Key: Hashable & Sendable, Value: Sendable>: Sendable
     }
 
     private let whole = Mutex<[Key: Value]>([:])
-    private let parts = (0..<16).map { _ in Part() }
+    /// There are 2^partBits parts.
+    private static var partBits: Int { 4 }
+    private let parts = (0..<(1 << partBits)).map { _ in Part() }
     private let capacity: Int
 
     init(capacity: Int) {
@@ -39,10 +41,10 @@ final class ReadMostlyCache<Key: Hashable & Sendable, Value: Sendable>: Sendable
     /// How many entries the whole holds.
     var count: Int { whole.withLock { $0.count } }
 
+    /// The part of the calling thread: the top `partBits` bits of its identity multiplied by a large odd constant
+    /// (a Fibonacci hash, which spreads identities that differ only in low or middle bits, as thread addresses do).
     private func currentPart() -> Part {
-        var hasher = Hasher()
-        hasher.combine(pthread_self())
-        return parts[Int(UInt(bitPattern: hasher.finalize()) % UInt(parts.count))]
+        parts[Int(truncatingIfNeeded: (UInt64(pthread_self()) &* 0x9E37_79B9_7F4A_7C15) >> (64 - Self.partBits))]
     }
 
     private static func store(_ value: Value, for key: Key, in entries: borrowing Mutex<[Key: Value]>, capacity: Int) {
