@@ -37,14 +37,10 @@ let package = Package(
             pkgConfig: "zlib",
             providers: [.apt(["zlib1g-dev"])]
         ),
-        .systemLibrary(
-            name: "CReceiptSQLite",
-            pkgConfig: "sqlite3",
-            providers: [.apt(["libsqlite3-dev"])]
-        ),
-        // libpq and libmicrohttpd are opened at their first use (dlopen), not linked: headers from Debian's
-        // libpq-dev and libmicrohttpd-dev, libraries libpq5 and libmicrohttpd12.
+        // SQLite, libpq and libmicrohttpd are opened at their first use (dlopen), not linked: headers from Debian's
+        // libsqlite3-dev, libpq-dev and libmicrohttpd-dev, libraries libsqlite3-0, libpq5 and libmicrohttpd12.
         .target(name: "CReceiptLibraryLoading"),
+        .target(name: "CReceiptSQLite", dependencies: ["CReceiptLibraryLoading"]),
         .target(name: "CReceiptPostgreSQL", dependencies: ["CReceiptLibraryLoading"]),
         .target(name: "CReceiptMicroHTTPD", dependencies: ["CReceiptLibraryLoading"]),
         .target(name: "CReceiptShims", dependencies: ["CReceiptOpenSSL", "CReceiptZlib"]),

@@ -8,15 +8,9 @@
     X(MHD_get_connection_values_n) X(MHD_suspend_connection) X(MHD_resume_connection)                              \
     X(MHD_create_response_from_buffer) X(MHD_add_response_header) X(MHD_queue_response) X(MHD_destroy_response)
 
-#define INDEX(name) index_##name,
-#define NAME(name) #name,
-enum { LIBMICROHTTPD_FUNCTIONS(INDEX) function_count };
-static const char *const names[function_count] = {LIBMICROHTTPD_FUNCTIONS(NAME)};
-static void *symbols[function_count];
+RECEIPT_LIBRARY_FUNCTIONS(libmicrohttpd, "libmicrohttpd.so.12", LIBMICROHTTPD_FUNCTIONS);
 /* libmicrohttpd's own `name`, once open. */
-#define LIBMICROHTTPD(name) ((__typeof__(&name))symbols[index_##name])
-
-static ReceiptLibrary libmicrohttpd = RECEIPT_LIBRARY("libmicrohttpd.so.12", names, symbols);
+#define LIBMICROHTTPD(name) RECEIPT_LIBRARY_FUNCTION(libmicrohttpd, name)
 
 const char *CReceiptMHD_open(void) { return receipt_library_open(&libmicrohttpd); }
 

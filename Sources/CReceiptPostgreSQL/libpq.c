@@ -8,15 +8,9 @@
     X(PQresultStatus) X(PQresultErrorMessage) X(PQresultErrorField) X(PQntuples) X(PQnfields) X(PQgetvalue)        \
     X(PQgetlength) X(PQgetisnull) X(PQcmdStatus) X(PQcmdTuples) X(PQclear)
 
-#define INDEX(name) index_##name,
-#define NAME(name) #name,
-enum { LIBPQ_FUNCTIONS(INDEX) function_count };
-static const char *const names[function_count] = {LIBPQ_FUNCTIONS(NAME)};
-static void *symbols[function_count];
+RECEIPT_LIBRARY_FUNCTIONS(libpq, "libpq.so.5", LIBPQ_FUNCTIONS);
 /* libpq's own `name`, once open. */
-#define LIBPQ(name) ((__typeof__(&name))symbols[index_##name])
-
-static ReceiptLibrary libpq = RECEIPT_LIBRARY("libpq.so.5", names, symbols);
+#define LIBPQ(name) RECEIPT_LIBRARY_FUNCTION(libpq, name)
 
 const char *CReceiptPQ_open(void) { return receipt_library_open(&libpq); }
 

@@ -32,6 +32,12 @@ final class SQLiteDatabase {
         guard !path.utf8.contains(0) else {
             throw LedgerError(.storage, "\(purpose): the path contains a NUL byte")
         }
+        if let failure = CReceiptSQLite_open() {
+            throw LedgerError(
+                .storage,
+                "\(purpose): SQLite could not be opened (install libsqlite3-0): \(String(cString: failure))",
+                publicDetail: "SQLite could not be opened")
+        }
         _ = Self.memoryStatisticsOff
         var opened: OpaquePointer?
         let status = sqlite3_open_v2(

@@ -1,8 +1,8 @@
 import Foundation
 import Testing
 
-/// libpq and libmicrohttpd are opened when a command first needs them, not when `receipt` starts: every run of the
-/// command would otherwise pay for loading them and their dependencies (Kerberos, LDAP, GnuTLS).
+/// SQLite, libpq and libmicrohttpd are opened when a command first needs them, not when `receipt` starts: every run
+/// of the command would otherwise pay for loading them and their dependencies (Kerberos, LDAP, GnuTLS).
 ///
 /// Each test puts files of their sonames that are no libraries at all first on the library path, so a library the
 /// dynamic loader opened at start would stop the process before `main` (exit 127), and one opened later fails
@@ -10,17 +10,23 @@ import Testing
 @Suite("Libraries opened at their first use")
 struct LibraryLoadingTests {
     let runner: CLIRunner
-    let unusableLibraries: [String: String]
 
     init() throws {
         runner = try CLIRunner()
-        try FileManager.default.createDirectory(atPath: runner.path("lib"), withIntermediateDirectories: true)
-        for soname in ["libpq.so.5", "libmicrohttpd.so.12"] { try runner.write("lib/\(soname)", "") }
-        unusableLibraries = ["LD_LIBRARY_PATH": runner.path("lib")]
     }
 
-    @Test("verify and sign run without libpq and libmicrohttpd")
+    /// An environment whose library path starts with a directory holding, under each of `sonames`, a file that is
+    /// no library.
+    func unusable(_ sonames: String...) throws -> [String: String] {
+        let directory = "unusable-" + sonames.joined(separator: "-")
+        try FileManager.default.createDirectory(atPath: runner.path(directory), withIntermediateDirectories: true)
+        for soname in sonames { try runner.write("\(directory)/\(soname)", "") }
+        return ["LD_LIBRARY_PATH": runner.path(directory)]
+    }
+
+    @Test("verify and sign run without SQLite, libpq and libmicrohttpd")
     func verifyWithoutServerLibraries() throws {
+        let unusableLibraries = try unusable("libsqlite3.so.0", "libpq.so.5", "libmicrohttpd.so.12")
         try runner.makeChainAndRequest()
         let signed = try runner.run(
             CLIRunner.signArguments + ["purchase.json", "-o", "receipt.der"], environment: unusableLibraries)
@@ -33,6 +39,7 @@ struct LibraryLoadingTests {
 
     @Test("a ledger on PostgreSQL without a usable libpq is an input/output failure (3) naming libpq and the reason")
     func postgreSQLWithoutLibpq() throws {
+        let unusableLibraries = try unusable("libpq.so.5")
         let result = try runner.run(
             ["ledger", "check", "postgresql://127.0.0.1:1/none"], environment: unusableLibraries)
         #expect(result.status == 3, "\(result.standardError)")
@@ -40,8 +47,20 @@ struct LibraryLoadingTests {
         #expect(result.standardError.contains("libpq.so.5: file too short"), "\(result.standardError)")
     }
 
+    @Test("a ledger on SQLite without a usable libsqlite3 is an input/output failure (3) naming it and the reason")
+    func sqliteWithoutLibsqlite3() throws {
+        try runner.write("ledger.sqlite", "")
+        let result = try runner.run(["ledger", "check", "ledger.sqlite"], environment: try unusable("libsqlite3.so.0"))
+        #expect(result.status == 3, "\(result.standardError)")
+        #expect(
+            result.standardError.contains("SQLite could not be opened (install libsqlite3-0)"),
+            "\(result.standardError)")
+        #expect(result.standardError.contains("libsqlite3.so.0: file too short"), "\(result.standardError)")
+    }
+
     @Test("serve without a usable libmicrohttpd stops at start naming it, its package and dlopen's reason")
     func serveWithoutLibmicrohttpd() throws {
+        let unusableLibraries = try unusable("libmicrohttpd.so.12")
         try runner.makeChainAndRequest()
         try runner.write(
             "service.json",

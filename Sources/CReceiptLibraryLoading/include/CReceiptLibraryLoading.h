@@ -24,6 +24,20 @@ typedef struct {
     {(soname), (names), (symbols), sizeof(symbols) / sizeof((symbols)[0]), PTHREAD_MUTEX_INITIALIZER, false, false, \
      {0}}
 
+/// Declares `library`, a static ReceiptLibrary of `soname` over the functions `FUNCTIONS(X)` lists (`X(name)` for
+/// each): the table of their names and of the symbols found, and an index `index_NAME` per function.
+#define RECEIPT_LIBRARY_FUNCTIONS(library, soname, FUNCTIONS)                                                        \
+    enum { FUNCTIONS(RECEIPT_LIBRARY_INDEX) library##_function_count };                                            \
+    static const char *const library##_names[library##_function_count] = {FUNCTIONS(RECEIPT_LIBRARY_NAME)};         \
+    static void *library##_symbols[library##_function_count];                                                      \
+    static ReceiptLibrary library = RECEIPT_LIBRARY(soname, library##_names, library##_symbols)
+
+#define RECEIPT_LIBRARY_INDEX(name) index_##name,
+#define RECEIPT_LIBRARY_NAME(name) #name,
+
+/// The library's own function `name`, once `library` (declared by RECEIPT_LIBRARY_FUNCTIONS) is open.
+#define RECEIPT_LIBRARY_FUNCTION(library, name) ((__typeof__(&name))library##_symbols[index_##name])
+
 /// Opens `library` and looks its functions up, the first time it is called; later calls give the same outcome.
 /// Returns NULL when the library is open and has every function; otherwise why not (dlerror's words), the
 /// library's own text, and closes what it opened.
