@@ -155,17 +155,22 @@ extension ReceiptService {
         case .created: status = 201
         case .alreadyRecorded: status = 200
         }
-        return .json(status: status, JSONObject(["transaction": .object(json(outcome.transaction))]))
+        return .json(status: status) { answer in
+            answer.addObject("transaction") { addJSON(outcome.transaction, to: &$0) }
+        }
     }
 
     /// The record as the API shows it: `customer_id`, `bundle_id`, then the purchase's verifyReceipt fields.
     static func json(_ transaction: LedgerTransaction) -> JSONObject {
-        var object = JSONObject([
-            "customer_id": .string(transaction.customerID), "bundle_id": .string(transaction.bundleID),
-        ])
-        for member in transaction.purchase.verifyReceiptJSON.members { object[member.key] = member.value }
-        if let token = transaction.appAccountToken { object["app_account_token"] = .string(token) }
-        return object
+        JSONObject { addJSON(transaction, to: &$0) }
+    }
+
+    /// Adds the members of ``json(_:)`` to `object`, in the same order: how an answer writes them without the tree.
+    static func addJSON<Object: JSONObjectBuilder>(_ transaction: LedgerTransaction, to object: inout Object) {
+        object.add("customer_id", string: transaction.customerID)
+        object.add("bundle_id", string: transaction.bundleID)
+        transaction.purchase.addVerifyReceiptJSON(to: &object, pacificTime: nil)
+        object.add("app_account_token", string: transaction.appAccountToken)
     }
 
     static func transaction(from body: JSONValue) throws(ServiceError) -> LedgerTransaction {
