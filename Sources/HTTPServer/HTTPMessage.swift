@@ -23,10 +23,9 @@ public struct HTTPRequest: Sendable {
         self.body = body
     }
 
-    /// The first value of the header `name` (case-insensitive).
+    /// The first value of the header `name` (ASCII letters compared without case, as field names are ASCII).
     public func header(_ name: String) -> String? {
-        let lowered = name.lowercased()
-        return headers.first { $0.name == lowered }?.value
+        headers.first { RequestRules.nameMatches(name, lowercaseName: $0.name) }?.value
     }
 
     /// The first value of the query argument `name`.

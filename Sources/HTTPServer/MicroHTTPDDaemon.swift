@@ -395,7 +395,7 @@ private func readHead(
     let methodBytes = Array(UnsafeRawBufferPointer(start: method, count: strlen(method)))
     let versionBytes = Array(UnsafeRawBufferPointer(start: version, count: strlen(version)))
     try RequestRules.checkRequestLine(method: methodBytes, target: served.target, version: versionBytes)
-    let values = fields.map { (name: Array($0.name), value: RequestRules.trimmed($0.value)) }
+    let values = fields.map { (name: RequestRules.lowercasedName($0.name), value: RequestRules.trimmed($0.value)) }
     for field in fields {
         try RequestRules.checkField(name: field.name, value: field.value)
     }
@@ -414,7 +414,7 @@ private func readHead(
         query: query,
         headers: values.map {
             (
-                name: String(decoding: $0.name, as: UTF8.self).lowercased(),
+                name: String(decoding: $0.name, as: UTF8.self),
                 value: String(decoding: $0.value, as: UTF8.self)
             )
         }
@@ -496,8 +496,8 @@ private func prepareResponse(_ response: HTTPResponse, closing: Bool) -> (handle
     guard let handle = created else {
         return nil
     }
-    var headers = response.headers.filter { $0.name.lowercased() != "content-length" }
-    if closing && !headers.contains(where: { $0.name.lowercased() == "connection" }) {
+    var headers = response.headers.filter { !RequestRules.nameMatches($0.name, lowercaseName: "content-length") }
+    if closing && !headers.contains(where: { RequestRules.nameMatches($0.name, lowercaseName: "connection") }) {
         headers.append((name: MHD_HTTP_HEADER_CONNECTION, value: "close"))
     }
     for header in headers where MHD_add_response_header(handle, header.name, header.value) != .YES {

@@ -79,7 +79,9 @@ enum RequestRules {
         }
         func values(_ name: String) -> [[UInt8]] {
             let lowered = Array(name.utf8)
-            return fields.filter { $0.name.count == lowered.count && $0.name.map(lowercased) == lowered }.map(\.value)
+            return fields.filter {
+                $0.name.count == lowered.count && zip($0.name, lowered).allSatisfy { lowercased($0) == $1 }
+            }.map(\.value)
         }
         let lengths = values("content-length")
         let codings = values("transfer-encoding")
@@ -147,8 +149,25 @@ enum RequestRules {
     }
 
     /// `bytes` without the optional whitespace around a field value.
-    static func trimmed(_ bytes: some BidirectionalCollection<UInt8>) -> [UInt8] {
-        Array(bytes.drop(while: isWhitespace).reversed().drop(while: isWhitespace).reversed())
+    static func trimmed<Bytes: BidirectionalCollection<UInt8>>(_ bytes: Bytes) -> [UInt8] {
+        var start = bytes.startIndex
+        var end = bytes.endIndex
+        while start != end && isWhitespace(bytes[start]) { start = bytes.index(after: start) }
+        while start != end && isWhitespace(bytes[bytes.index(before: end)]) { end = bytes.index(before: end) }
+        return Array(bytes[start..<end])
+    }
+
+    /// A field name in lower case. Field names are tokens (``checkField(name:value:)``), so ASCII's letters are the
+    /// only ones to fold.
+    static func lowercasedName(_ name: some Collection<UInt8>) -> [UInt8] {
+        name.map(lowercased)
+    }
+
+    /// Whether `text` is `lowercaseName` (a name in lower case) but for the case of ASCII letters, compared without
+    /// making a string.
+    static func nameMatches(_ text: String, lowercaseName: String) -> Bool {
+        text.utf8.count == lowercaseName.utf8.count
+            && zip(text.utf8, lowercaseName.utf8).allSatisfy { lowercased($0) == $1 }
     }
 
     private static func isDigit(_ byte: UInt8) -> Bool {
