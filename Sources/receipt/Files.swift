@@ -72,8 +72,9 @@ enum Files {
         if let failure { throw .io("cannot write \(path): \(failure)") }
     }
 
-    /// Writes all of `bytes` to standard output; stops the process when that fails (a closed descriptor, a full
-    /// disk), as Foundation's `FileHandle` did.
+    /// Writes all of `bytes` to standard output; when that fails (a closed descriptor, a full disk) says so on
+    /// standard error and ends the process with the status of a file error (3): what could not be written is
+    /// part of the command's result, so the command cannot succeed.
     static func writeStandardOutput(_ bytes: [UInt8]) {
         writeOrStop(bytes, to: STDOUT_FILENO, named: "standard output")
     }
@@ -98,18 +99,22 @@ enum Files {
     /// What `errno` says, in strerror's words.
     private static var lastError: String { String(cString: strerror(errno)) }
 
-    /// Writes `text` and a line feed to standard error; stops the process when that fails.
+    /// Writes `text` and a line feed to standard error; ends the process as ``writeStandardOutput(_:)`` does when
+    /// that fails.
     static func printError(_ text: String) {
         writeStandardError(text + "\n")
     }
 
-    /// Writes `text` to standard error; stops the process when that fails.
+    /// Writes `text` to standard error; ends the process as ``writeStandardOutput(_:)`` does when that fails.
     static func writeStandardError(_ text: String) {
         writeOrStop(Array(text.utf8), to: STDERR_FILENO, named: "standard error")
     }
 
-    /// Writes all of `bytes` to `descriptor`, or stops the process saying why not.
+    /// Writes all of `bytes` to `descriptor`, or says why not on standard error (if it can) and ends the process
+    /// with the status of a file error.
     private static func writeOrStop(_ bytes: [UInt8], to descriptor: Int32, named name: String) {
-        if let failure = write(bytes, to: descriptor) { fatalError("cannot write \(name): \(failure)") }
+        guard let failure = write(bytes, to: descriptor) else { return }
+        _ = write(Array("receipt: cannot write \(name): \(failure)\n".utf8), to: STDERR_FILENO)
+        exit(ExitCode.inputOutput.rawValue)
     }
 }
