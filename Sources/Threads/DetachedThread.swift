@@ -8,7 +8,10 @@ public enum DetachedThread {
     /// until `body` returns.
     ///
     /// Stops the process when the system cannot make a thread (it is out of threads or memory): the work cannot be
-    /// done another way, and a caller waiting for it would wait forever.
+    /// done another way, and a caller waiting for it would wait forever. Input cannot bring that about: the callers
+    /// start a bounded number of threads (pools of a configured size, a server's gate and log writer, at most one
+    /// batch of notification deliveries at a time), so it means the machine itself is exhausted, as a failed
+    /// allocation does, on which Swift stops the process too.
     public static func start(_ body: @escaping @Sendable () -> Void) {
         let context = Unmanaged.passRetained(Body(body)).toOpaque()
         var thread = pthread_t()
