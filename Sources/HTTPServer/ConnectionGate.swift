@@ -84,7 +84,13 @@ final class ConnectionGate: @unchecked Sendable {
             idleTimeout: Int64(configuration.connectionTimeoutSeconds) * 1_000_000_000,
             maximumBodyBytes: configuration.maximumBodyBytes,
             maximumLingering: max(2 * configuration.maximumConnections, 256))
-        DetachedThread.start { gate.run() }
+        do {
+            try DetachedThread.start { gate.run() }
+        } catch {
+            // The gate owns its descriptors from here and holds no connections yet.
+            gate.closeEverything()
+            return nil
+        }
         return gate
     }
 

@@ -1,6 +1,7 @@
 private import CReceiptMicroHTTPD
 private import Glibc
 private import Synchronization
+internal import Threads
 
 /// What the daemons' callbacks share: the application's handler, the limits, the connection table and the
 /// in-flight count a graceful stop waits on. One per server; ``RunningServer`` keeps it alive until every daemon
@@ -19,12 +20,13 @@ final class ServerContext: Sendable {
     /// One per daemon, by index: the logger's argument.
     let errorAnswers: [MicroHTTPDErrorAnswers]
 
+    /// Throws when the system cannot make the waiting pool's threads.
     init(
         handler: @escaping @Sendable (HTTPRequest) -> HTTPAnswer, configuration: HTTPServerConfiguration,
         table: ConnectionTable
-    ) {
+    ) throws(ThreadStartError) {
         self.handler = handler
-        waitingPool = WaitingWorkPool(threads: configuration.waitingThreads)
+        waitingPool = try WaitingWorkPool(threads: configuration.waitingThreads)
         self.maximumBodyBytes = configuration.maximumBodyBytes
         self.headerTimeout = Int64(configuration.requestHeaderTimeoutSeconds) * 1_000_000_000
         self.bodyTimeout = Int64(configuration.requestBodyTimeoutSeconds) * 1_000_000_000
@@ -73,7 +75,13 @@ final class RunningServer: @unchecked Sendable {
         let table = ConnectionTable(
             maximumConnections: configuration.maximumConnections,
             maximumPerClient: configuration.maximumConnectionsPerClient, daemons: configuration.threads)
-        let context = ServerContext(handler: handler, configuration: configuration, table: table)
+        let context: ServerContext
+        do {
+            context = try ServerContext(handler: handler, configuration: configuration, table: table)
+        } catch {
+            close(socket.descriptor)
+            throw HTTPServerError(.daemonStartFailed, "the waiting threads could not start: \(error)")
+        }
         var daemons: [OpaquePointer] = []
         for index in 0..<configuration.threads {
             guard let daemon = startDaemon(configuration, context, index: index) else { break }

@@ -1,4 +1,4 @@
-private import Threads
+internal import Threads
 
 /// Threads of their own for handlers that spend most of their time waiting (a durable write waiting for its
 /// commit), so that the daemons' few threads keep serving other connections meanwhile, and so that as many such
@@ -17,11 +17,18 @@ final class WaitingWorkPool: @unchecked Sendable {
     private var stopping = false
     private var running: Int
 
-    /// Starts `threads` threads (at least one), each waiting for jobs.
-    init(threads: Int) {
+    /// Starts `threads` threads (at least one), each waiting for jobs. Throws when the system cannot make them all,
+    /// having ended the ones it made.
+    init(threads: Int) throws(ThreadStartError) {
         running = max(threads, 1)
-        for _ in 0..<running {
-            DetachedThread.start { [self] in work() }
+        for made in 0..<running {
+            do {
+                try DetachedThread.start { [self] in work() }
+            } catch {
+                condition.withLock { running = made }
+                finish()
+                throw error
+            }
         }
     }
 

@@ -27,9 +27,10 @@ public final class LogLineQueue: Sendable {
     ///
     /// - Parameter capacity: how many lines may wait for the writer (at least 1); 4096 lines of a request log are
     ///   about 1 MiB, and at several thousand requests a second they bridge a reader's pause of about a second.
-    public init(capacity: Int = 4096, write: @escaping @Sendable (_ lines: [String]) -> Void) {
+    /// Throws when the system cannot make the writer's thread.
+    public init(capacity: Int = 4096, write: @escaping @Sendable (_ lines: [String]) -> Void) throws(ThreadStartError) {
         self.capacity = max(capacity, 1)
-        DetachedThread.start { [self] in drain(into: write) }
+        try DetachedThread.start { [self] in drain(into: write) }
     }
 
     /// Queues `line` for the writer, or drops it when `capacity` lines are already waiting. Never waits for the

@@ -45,16 +45,16 @@ final class NotificationSender: @unchecked Sendable {
         self.log = log
     }
 
-    /// Starts the sending thread; calling it again does nothing.
-    func start() {
+    /// Starts the sending thread; calling it again does nothing. Throws when the system cannot make the thread.
+    func start() throws(ThreadStartError) {
         condition.lock()
         defer { condition.unlock() }
         guard !started, !stopping else { return }
-        started = true
-        DetachedThread.start { [self] in
+        try DetachedThread.start { [self] in
             run()
             finished.signal()
         }
+        started = true
     }
 
     /// Something was queued: look at the outbox now rather than at the next poll.
@@ -105,10 +105,16 @@ final class NotificationSender: @unchecked Sendable {
             return true
         }
         // One thread per delivery: each mostly waits for its receiver, so a slow one holds up none of the others.
+        // A delivery the system makes no thread for runs on this one.
         let done = DispatchGroup()
         for notification in claimed {
             done.enter()
-            DetachedThread.start { [self] in
+            do {
+                try DetachedThread.start { [self] in
+                    deliver(notification)
+                    done.leave()
+                }
+            } catch {
                 deliver(notification)
                 done.leave()
             }

@@ -8,7 +8,7 @@ public struct ReceiptServerError: Error, Hashable, Sendable, CustomStringConvert
         case configuration
         /// The ledger could not be opened.
         case ledger
-        /// The address could not be listened on.
+        /// The server could not start: the address could not be listened on, or the system made no threads for it.
         case listen
     }
 
@@ -67,7 +67,12 @@ public final class ReceiptServer: Sendable {
         } catch {
             throw ReceiptServerError(code: .listen, message: "\(error)")
         }
-        service.notificationSender?.start()
+        do {
+            try service.notificationSender?.start()
+        } catch {
+            http.stop()
+            throw ReceiptServerError(code: .listen, message: "the notification sender could not start: \(error)")
+        }
     }
 
     /// The port listened on (the one chosen when the configuration asked for 0).

@@ -5,20 +5,15 @@ import Glibc
 /// ``Condition``, a semaphore).
 public enum DetachedThread {
     /// Starts a thread that runs `body` and ends; returns at once. The thread holds `body`, and what it captures,
-    /// until `body` returns.
-    ///
-    /// Stops the process when the system cannot make a thread (it is out of threads or memory): the work cannot be
-    /// done another way, and a caller waiting for it would wait forever. Input cannot bring that about: the callers
-    /// start a bounded number of threads (pools of a configured size, a server's gate and log writer, at most one
-    /// batch of notification deliveries at a time), so it means the machine itself is exhausted, as a failed
-    /// allocation does, on which Swift stops the process too.
-    public static func start(_ body: @escaping @Sendable () -> Void) {
+    /// until `body` returns. Throws when the system cannot make a thread (it is out of threads or memory); `body`
+    /// is then released without running.
+    public static func start(_ body: @escaping @Sendable () -> Void) throws(ThreadStartError) {
         let context = Unmanaged.passRetained(Body(body)).toOpaque()
         var thread = pthread_t()
         let created = pthread_create(&thread, nil, runDetachedThread, context)
         guard created == 0 else {
             Unmanaged<Body>.fromOpaque(context).release()
-            fatalError("cannot start a thread: \(String(cString: strerror(created)))")
+            throw ThreadStartError(reason: String(cString: strerror(created)))
         }
         pthread_detach(thread)
     }
@@ -31,6 +26,18 @@ public enum DetachedThread {
             self.run = run
         }
     }
+}
+
+/// Why a thread could not be started: the system's words (`pthread_create`'s error, such as "Resource temporarily
+/// unavailable" when the process may make no more threads).
+public struct ThreadStartError: Error, Hashable, Sendable, CustomStringConvertible {
+    public let reason: String
+
+    public init(reason: String) {
+        self.reason = reason
+    }
+
+    public var description: String { "cannot start a thread: \(reason)" }
 }
 
 /// A new thread's start: takes over the ``DetachedThread/Body`` passed to it (released when it returns) and runs it.

@@ -5,14 +5,20 @@ public final class ThreadResult<Value: Sendable>: @unchecked Sendable {
     private let condition = Condition()
     private var result: Value?
 
-    /// Starts a thread that runs `body`; returns at once.
+    /// Starts a thread that runs `body` and returns at once; when the system cannot make a thread, runs `body` on
+    /// the calling thread before returning, so the value is there either way.
     public init(computing body: @escaping @Sendable () -> Value) {
-        DetachedThread.start { [self] in
-            let computed = body()
-            condition.withLock {
-                result = computed
-                condition.broadcast()
-            }
+        do {
+            try DetachedThread.start { [self] in keep(body()) }
+        } catch {
+            keep(body())
+        }
+    }
+
+    private func keep(_ computed: Value) {
+        condition.withLock {
+            result = computed
+            condition.broadcast()
         }
     }
 

@@ -38,7 +38,9 @@ final class BatchPipeline<Output: Sendable>: @unchecked Sendable {
     /// Calls `produce` on every index of `0..<count`, on `workers` threads of their own, and `consume` on the
     /// calling thread with each result in index order; at most `window` results are held at once. Returns once
     /// every result is consumed and every worker has finished. When `consume` throws, no item is taken any more,
-    /// the workers finish the ones they hold, and the error is thrown.
+    /// the workers finish the ones they hold, and the error is thrown. When the system makes fewer threads than
+    /// asked, the ones it made do the work; when it makes none, the calling thread produces and consumes each item
+    /// in turn.
     static func run<Failure: Error>(
         count: Int, workers: Int, window: Int, produce: @escaping @Sendable (Int) -> Output,
         consume: (Output) throws(Failure) -> Void
@@ -46,7 +48,19 @@ final class BatchPipeline<Output: Sendable>: @unchecked Sendable {
         let pipeline = BatchPipeline(count: count, window: max(1, window), produce: produce)
         let threads = max(1, min(workers, count))
         pipeline.workersRunning = threads
-        for _ in 0..<threads { DetachedThread.start { pipeline.work() } }
+        var started = 0
+        for _ in 0..<threads {
+            do {
+                try DetachedThread.start { pipeline.work() }
+                started += 1
+            } catch {
+                pipeline.condition.withLock { pipeline.workersRunning -= 1 }
+            }
+        }
+        guard started > 0 else {
+            for index in 0..<count { try consume(produce(index)) }
+            return
+        }
         try pipeline.handOver(to: consume)
     }
 

@@ -63,7 +63,12 @@ enum ServeCommand {
         signal(SIGXFSZ, SIG_IGN)
 
         let output = LineWriter(descriptor: STDOUT_FILENO)
-        let requestLog = LogLineQueue(capacity: 4096) { output.write(lines: $0) }
+        let requestLog: LogLineQueue
+        do {
+            requestLog = try LogLineQueue(capacity: 4096) { output.write(lines: $0) }
+        } catch {
+            throw .rejected("the request log's writer could not start: \(error)")
+        }
         let server: ReceiptServer
         do {
             server = try ReceiptServer(

@@ -32,8 +32,8 @@ private final class Held: Sendable {
 @Suite("The waiting handlers' thread pool")
 struct WaitingWorkPoolTests {
     @Test("with one thread, 1000 jobs submitted while the first runs all run, in the order they were submitted")
-    func jobsRunInOrder() {
-        let pool = WaitingWorkPool(threads: 1)
+    func jobsRunInOrder() throws {
+        let pool = try WaitingWorkPool(threads: 1)
         let order = Mutex<[Int]>([])
         let first = DispatchSemaphore(value: 0)
         pool.submit { first.wait() }
@@ -46,8 +46,8 @@ struct WaitingWorkPoolTests {
     }
 
     @Test("a job and what it holds are released once it has run, while later jobs still wait")
-    func jobReleasedAfterRunning() {
-        let pool = WaitingWorkPool(threads: 1)
+    func jobReleasedAfterRunning() throws {
+        let pool = try WaitingWorkPool(threads: 1)
         let released = Flag()
         let ran = DispatchSemaphore(value: 0)
         let gate = DispatchSemaphore(value: 0)

@@ -30,7 +30,7 @@ struct RequestLogTests {
     @Test("lines wait for a stalled writer up to the queue's capacity; later ones are dropped and counted, at once")
     func queueDropsWhenFull() throws {
         let writer = StalledWriter()
-        let queue = LogLineQueue(capacity: 4) { $0.forEach(writer.write) }
+        let queue = try LogLineQueue(capacity: 4) { $0.forEach(writer.write) }
         queue.append("first")
         #expect(writer.entered.wait(timeout: .now() + 10) == .success)
 

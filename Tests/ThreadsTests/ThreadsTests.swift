@@ -20,10 +20,11 @@ private var patience: DispatchTime { .now() + 10 }
 struct ThreadsTests {
     /// Starts `count` threads that each wait on `condition` until `shared.go`, then count themselves woken; returns
     /// once all of them are waiting. `finished` is entered once per thread and left when it has been woken.
-    private func startWaiters(_ count: Int, on condition: Condition, _ shared: Shared, _ finished: DispatchGroup) {
+    private func startWaiters(_ count: Int, on condition: Condition, _ shared: Shared, _ finished: DispatchGroup) throws
+    {
         for _ in 0..<count {
             finished.enter()
-            DetachedThread.start {
+            try DetachedThread.start {
                 condition.withLock {
                     shared.waiting += 1
                     condition.broadcast()
@@ -41,11 +42,11 @@ struct ThreadsTests {
     @Test(
         "a thread waiting on the condition wakes when another changes the state and signals; broadcast wakes all",
         arguments: [(1, false), (8, true)])
-    func wakeWaiters(count: Int, broadcast: Bool) {
+    func wakeWaiters(count: Int, broadcast: Bool) throws {
         let condition = Condition()
         let shared = Shared()
         let finished = DispatchGroup()
-        startWaiters(count, on: condition, shared, finished)
+        try startWaiters(count, on: condition, shared, finished)
         condition.withLock {
             shared.go = true
             if broadcast { condition.broadcast() } else { condition.signal() }
@@ -69,11 +70,11 @@ struct ThreadsTests {
     }
 
     @Test("a timed wait signalled before its deadline returns true without waiting for it")
-    func timedWaitWokenEarly() {
+    func timedWaitWokenEarly() throws {
         let condition = Condition()
         let shared = Shared()
         let deadline = Deadline(after: .seconds(30))
-        DetachedThread.start {
+        try DetachedThread.start {
             condition.withLock {
                 shared.go = true
                 condition.signal()
@@ -99,13 +100,13 @@ struct ThreadsTests {
     }
 
     @Test("a started thread runs its closure on a thread of its own, then lets go of what the closure captured")
-    func startedThreadRunsItsClosure() {
+    func startedThreadRunsItsClosure() throws {
         let caller = pthread_self()
         let condition = Condition()
         let shared = Shared()
         do {
             let captured = Captured(condition, shared)
-            DetachedThread.start {
+            try DetachedThread.start {
                 let onOtherThread = pthread_equal(pthread_self(), caller) == 0
                 condition.withLock {
                     _ = captured
@@ -126,7 +127,7 @@ struct ThreadsTests {
     }
 
     @Test("a result computed on a thread of its own is what value gives, value waiting until it is there")
-    func threadResultWaitsForItsValue() {
+    func threadResultWaitsForItsValue() throws {
         let condition = Condition()
         let shared = Shared()
         let caller = pthread_self()
@@ -141,7 +142,7 @@ struct ThreadsTests {
             }
             return released && pthread_equal(pthread_self(), caller) == 0
         }
-        DetachedThread.start {
+        try DetachedThread.start {
             condition.withLock {
                 shared.go = true
                 condition.broadcast()
