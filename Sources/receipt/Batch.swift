@@ -24,7 +24,10 @@ enum Batch {
         var skippedOther = 0
 
         enum Entry: Sendable {
+            /// A path named on the command line, read as it is: standard input (`-`), a FIFO or a symbolic link included.
             case file(String)
+            /// A regular file that listing a directory found, read as the listing saw it (``Files/readListedFile``).
+            case listedFile(String)
             case unreadableDirectory(String, message: String)
         }
 
@@ -90,7 +93,7 @@ enum Batch {
         for (name, type) in names.sorted(by: { $0.name < $1.name }) {
             let path = prefix + name
             switch name.hasPrefix(".") ? .other : kind(path, type: type) {
-            case .file: listing.entries.append(.file(path))
+            case .file: listing.entries.append(.listedFile(path))
             case .directory:
                 if recursive {
                     list(directory: path, recursive: true, into: &listing)
@@ -184,15 +187,18 @@ enum Batch {
         of entry: Listing.Entry, with verifier: PurchaseVerifier, options: VerificationOptions, json: Bool
     ) -> Outcome {
         let file: String
+        let listed: Bool
         switch entry {
-        case .file(let path): file = path
+        case .file(let path): (file, listed) = (path, false)
+        case .listedFile(let path): (file, listed) = (path, true)
         case .unreadableDirectory(let directory, let message):
             return Outcome(
                 kind: .unreadable, line: unreadableLine(directory, "cannot read \(directory): \(message)", json: json))
         }
         let input: [UInt8]
+        let limit = verifier.receipts.limits.maximumInputSize
         do {
-            input = try Files.read(file, limit: verifier.receipts.limits.maximumInputSize)
+            input = try listed ? Files.readListedFile(file, limit: limit) : Files.read(file, limit: limit)
         } catch {
             return Outcome(kind: .unreadable, line: unreadableLine(file, error.message, json: json))
         }

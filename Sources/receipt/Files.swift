@@ -14,6 +14,39 @@ enum Files {
         return try read(descriptor, named: path, limit: limit)
     }
 
+    /// Reads a file that a directory's listing found to be a regular file, up to `limit` bytes plus one as
+    /// ``read(_:limit:)`` does, with fewer system calls: one open, two reads (the second finds the end) and one
+    /// close for a file under 64 KiB, no fstat, and no buffer filled with zeros first. The file is opened as the
+    /// listing saw it: a symbolic link put in its place is not followed, and a FIFO does not block.
+    static func readListedFile(_ path: String, limit: Int) throws(CommandFailure) -> [UInt8] {
+        let descriptor = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK)
+        guard descriptor >= 0 else {
+            let reason = errno == ELOOP ? "it is a symbolic link (not followed in a directory)" : openFailure(path)
+            throw .io("cannot read \(path): \(reason)")
+        }
+        defer { close(descriptor) }
+        var bytes: [UInt8] = []
+        bytes.reserveCapacity(min(limit, 1 << 16 - 1) + 1)
+        while bytes.count <= limit {
+            // What room is left, else as much again (at least 64 KiB), never past the limit's extra byte.
+            let room = bytes.capacity > bytes.count ? bytes.capacity - bytes.count : max(bytes.count, 1 << 16)
+            var count = 0
+            var failure: Int32 = 0
+            bytes.append(addingCapacity: min(room, limit + 1 - bytes.count)) { output in
+                output.withUnsafeMutableBufferPointer { buffer, initialized in
+                    count = Glibc.read(descriptor, buffer.baseAddress, buffer.count)
+                    if count < 0 { failure = errno }
+                    initialized = max(count, 0)
+                }
+            }
+            if count == 0 { break }
+            if count < 0 && failure != EINTR {
+                throw .io("cannot read \(path): \(String(cString: strerror(failure)))")
+            }
+        }
+        return bytes
+    }
+
     /// Why `path` could not be opened for reading, in the words `read` has always used.
     private static func openFailure(_ path: String) -> String {
         var status = stat()

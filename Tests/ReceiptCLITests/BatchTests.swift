@@ -131,4 +131,48 @@ struct BatchTests {
         #expect(
             recursive.output.contains("/revenuecat/base64encodedreceiptsample1.der: valid: com.revenuecat.sampleapp"))
     }
+
+    /// The error code of each JSON line of `result`, keyed by file ("" for a valid one).
+    func codes(_ result: CLIRunner.Result) throws -> [String: String] {
+        var codes: [String: String] = [:]
+        for line in result.output.split(separator: "\n") {
+            let object = try #require(try JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any])
+            let file = try #require(object["file"] as? String)
+            codes[file] = (object["error"] as? [String: Any])?["code"] as? String ?? ""
+        }
+        return codes
+    }
+
+    @Test("a file of a directory larger than one read (64 KiB) is read whole, and one byte over the limit is too large")
+    func filesLargerThanOneRead() throws {
+        let runner = try CLIRunner()
+        try runner.makeChainAndRequest(algorithm: "ec")
+        let purchases = (0..<1200).map { index in
+            "{\"product_id\": \"com.example.coins100\", \"transaction_id\": \"\(3_000_000_000_000_000 + index)\", "
+                + "\"purchase_date\": \"2024-06-01T10:00:00Z\"}"
+        }
+        try runner.write(
+            "big.json",
+            "{\"bundle_id\": \"com.example.game\", \"receipt_creation_date\": \"2024-06-05T12:00:00Z\", "
+                + "\"in_app\": [\(purchases.joined(separator: ", "))]}")
+        try makeDirectory(runner, "tree")
+        #expect(try runner.run(CLIRunner.signArguments + ["big.json", "-o", "tree/big.der"]).status == 0)
+        let size = try runner.read("tree/big.der").count
+        #expect(size > 1 << 17, "a receipt of \(size) bytes takes more than two reads")
+        try runner.write("tree/exact.der", String(repeating: "A", count: 1 << 16))
+        try runner.write("tree/over.der", String(repeating: "A", count: 1 << 16 + 1))
+
+        let whole = try verify(runner, ["tree", "--json"])
+        #expect(try codes(whole) == ["tree/big.der": "", "tree/exact.der": "malformed", "tree/over.der": "malformed"])
+        #expect(whole.output.contains("\"transaction_id\":\"3000000000001199\""))
+        let limited = try verify(runner, ["tree", "--json", "--max-input-size", "\(1 << 16)"])
+        #expect(
+            try codes(limited) == [
+                "tree/big.der": "too_large", "tree/exact.der": "malformed", "tree/over.der": "too_large",
+            ])
+        let atSize = try verify(runner, ["tree", "--json", "--max-input-size", "\(size)"])
+        #expect(try codes(atSize)["tree/big.der"] == "")
+        let belowSize = try verify(runner, ["tree", "--json", "--max-input-size", "\(size - 1)"])
+        #expect(try codes(belowSize)["tree/big.der"] == "too_large")
+    }
 }
