@@ -79,8 +79,10 @@ enum Batch {
         }
         var names: [(name: String, type: UInt8)] = []
         while let entry = readdir(stream) {
-            let name = withUnsafeBytes(of: entry.pointee.d_name) { bytes in
-                String(validating: bytes.prefix { $0 != 0 }, as: UTF8.self)
+            let name = withUnsafePointer(to: &entry.pointee.d_name) { name in
+                name.withMemoryRebound(to: CChar.self, capacity: MemoryLayout.size(ofValue: name.pointee)) {
+                    String(validatingCString: $0)
+                }
             }
             guard let name else {
                 listing.skippedOther += 1
@@ -90,7 +92,8 @@ enum Batch {
         }
         closedir(stream)
         let prefix = directory.hasSuffix("/") ? directory : directory + "/"
-        for (name, type) in names.sorted(by: { $0.name < $1.name }) {
+        names.sort { $0.name < $1.name }
+        for (name, type) in names {
             let path = prefix + name
             switch name.hasPrefix(".") ? .other : kind(path, type: type) {
             case .file: listing.entries.append(.listedFile(path))

@@ -175,4 +175,23 @@ struct BatchTests {
         let belowSize = try verify(runner, ["tree", "--json", "--max-input-size", "\(size - 1)"])
         #expect(try codes(belowSize)["tree/big.der"] == "too_large")
     }
+
+    @Test("a name that is not UTF-8 is skipped and counted; other names, UTF-8 beyond ASCII too, are verified in order")
+    func namesThatAreNotUTF8() throws {
+        let (runner, receipt) = try runnerWithReceipt()
+        try makeDirectory(runner, "tree")
+        for name in ["b.der", "é.der", "a.der"] {
+            try Data(receipt).write(to: URL(fileURLWithPath: runner.path("tree/\(name)")))
+        }
+        let invalidName = Array(runner.path("tree").utf8) + Array("/".utf8) + [0xFF, 0xFE] + Array(".der".utf8)
+        let descriptor = (invalidName.map { CChar(bitPattern: $0) } + [0]).withUnsafeBufferPointer {
+            open($0.baseAddress!, O_CREAT | O_WRONLY, 0o644)
+        }
+        #expect(descriptor >= 0)
+        close(descriptor)
+        let result = try verify(runner, ["tree"])
+        #expect(result.status == 0)
+        #expect(files(result) == ["tree/a.der", "tree/b.der", "tree/é.der"])
+        #expect(result.standardError.contains("3 files, 3 valid, 0 invalid, 0 unreadable, 1 skipped"))
+    }
 }
