@@ -5,7 +5,7 @@ import Glibc
 enum Files {
     /// Reads a file, or standard input for `-`, up to `limit` bytes plus one (so that an oversized input is
     /// recognised without reading all of it). A regular file is read as large as it was when opened: one open,
-    /// one fstat, one read and one close, unless it grows meanwhile.
+    /// one fstat, one read and one close, unless it shrinks meanwhile.
     static func read(_ path: String, limit: Int = Int.max - 1) throws(CommandFailure) -> [UInt8] {
         guard path != "-" else { return try read(STDIN_FILENO, named: "standard input", limit: limit) }
         let descriptor = open(path, O_RDONLY | O_CLOEXEC)
@@ -15,9 +15,9 @@ enum Files {
     }
 
     /// Reads a file that a directory's listing found to be a regular file, up to `limit` bytes plus one as
-    /// ``read(_:limit:)`` does, with fewer system calls: one open, two reads (the second finds the end) and one
-    /// close for a file under 64 KiB, no fstat, and no buffer filled with zeros first. The file is opened as the
-    /// listing saw it: a symbolic link put in its place is not followed, and a FIFO does not block.
+    /// ``read(_:limit:)`` does, in fewer system calls: one open, two reads (the second finds the end) and one close
+    /// for a file under 64 KiB, and no fstat. The file is opened as the listing saw it: a symbolic link put in its
+    /// place is not followed, and a FIFO does not block.
     static func readListedFile(_ path: String, limit: Int) throws(CommandFailure) -> [UInt8] {
         let descriptor = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK)
         guard descriptor >= 0 else {
@@ -25,26 +25,7 @@ enum Files {
             throw .io("cannot read \(path): \(reason)")
         }
         defer { close(descriptor) }
-        var bytes: [UInt8] = []
-        bytes.reserveCapacity(min(limit, 1 << 16 - 1) + 1)
-        while bytes.count <= limit {
-            // What room is left, else as much again (at least 64 KiB), never past the limit's extra byte.
-            let room = bytes.capacity > bytes.count ? bytes.capacity - bytes.count : max(bytes.count, 1 << 16)
-            var count = 0
-            var failure: Int32 = 0
-            bytes.append(addingCapacity: min(room, limit + 1 - bytes.count)) { output in
-                output.withUnsafeMutableBufferPointer { buffer, initialized in
-                    count = Glibc.read(descriptor, buffer.baseAddress, buffer.count)
-                    if count < 0 { failure = errno }
-                    initialized = max(count, 0)
-                }
-            }
-            if count == 0 { break }
-            if count < 0 && failure != EINTR {
-                throw .io("cannot read \(path): \(String(cString: strerror(failure)))")
-            }
-        }
-        return bytes
+        return try read(descriptor, named: path, limit: limit, size: nil)
     }
 
     /// Why `path` could not be opened for reading, in the words `read` has always used.
@@ -61,21 +42,34 @@ enum Files {
         guard fstat(descriptor, &status) == 0 else { throw .io("cannot read \(name): \(lastError)") }
         guard status.st_mode & S_IFMT != S_IFDIR else { throw .io("cannot read \(name): it is a directory") }
         let size = status.st_mode & S_IFMT == S_IFREG && status.st_size > 0 ? Int(status.st_size) : nil
-        // One byte more than the size, so that a file that grew since fstat is seen to have grown; 64 KiB to start
-        // an input of unknown size.
-        var bytes = [UInt8](repeating: 0, count: min(size ?? 1 << 16, limit) + 1)
-        var filled = 0
-        while filled <= limit && filled != size {
-            if filled == bytes.count { bytes += repeatElement(0, count: min(bytes.count, limit + 1 - filled)) }
-            let count = bytes[filled...].withUnsafeMutableBytes { Glibc.read(descriptor, $0.baseAddress, $0.count) }
-            if count == 0 { break }
-            if count < 0 {
-                guard errno == EINTR else { throw .io("cannot read \(name): \(lastError)") }
-                continue
+        return try read(descriptor, named: name, limit: limit, size: size)
+    }
+
+    /// Reads `descriptor` to `limit` bytes plus one, and short of that to `size` bytes when it is known, else to
+    /// its end (a read that returns nothing). Room is made for `size` bytes, or 64 KiB, and doubled when filled;
+    /// it is not filled with zeros first.
+    private static func read(_ descriptor: Int32, named name: String, limit: Int, size: Int?)
+        throws(CommandFailure) -> [UInt8]
+    {
+        var bytes: [UInt8] = []
+        bytes.reserveCapacity(min(size ?? 1 << 16 - 1, limit) + 1)
+        while bytes.count <= limit && bytes.count != size {
+            // The room left, else as much again (at least 64 KiB); never past the limit's extra byte.
+            let room = bytes.capacity > bytes.count ? bytes.capacity - bytes.count : max(bytes.count, 1 << 16)
+            var count = 0
+            var failure: Int32 = 0
+            bytes.append(addingCapacity: min(room, limit + 1 - bytes.count)) { output in
+                output.withUnsafeMutableBufferPointer { buffer, initialized in
+                    count = Glibc.read(descriptor, buffer.baseAddress, buffer.count)
+                    if count < 0 { failure = errno }
+                    initialized = max(count, 0)
+                }
             }
-            filled += count
+            if count == 0 { break }
+            if count < 0 && failure != EINTR {
+                throw .io("cannot read \(name): \(String(cString: strerror(failure)))")
+            }
         }
-        bytes.removeSubrange(filled..<bytes.count)
         return bytes
     }
 
