@@ -24,7 +24,7 @@ enum Batch {
         var skippedOther = 0
 
         enum Entry: Sendable {
-            /// A path named on the command line, read as it is: standard input (`-`), a FIFO or a symbolic link included.
+            /// A path named on the command line, read as it is: standard input (`-`), a FIFO, a symbolic link.
             case file(String)
             /// A regular file that listing a directory found, read as the listing saw it (``Files/readListedFile``).
             case listedFile(String)

@@ -5,7 +5,7 @@ import Glibc
 enum Files {
     /// Reads a file, or standard input for `-`, up to `limit` bytes plus one (so that an oversized input is
     /// recognised without reading all of it). A regular file is read as large as it was when opened: one open,
-    /// one fstat, one read and one close, unless it shrinks meanwhile.
+    /// one fstat, one read and one close, unless its size changes meanwhile.
     static func read(_ path: String, limit: Int = Int.max - 1) throws(CommandFailure) -> [UInt8] {
         guard path != "-" else { return try read(STDIN_FILENO, named: "standard input", limit: limit) }
         let descriptor = open(path, O_RDONLY | O_CLOEXEC)
