@@ -78,10 +78,7 @@ enum RequestRules {
                 431, "headers_too_large", "the request has more than \(maximumFieldCount) header fields")
         }
         func values(_ name: String) -> [[UInt8]] {
-            let lowered = Array(name.utf8)
-            return fields.filter {
-                $0.name.count == lowered.count && zip($0.name, lowered).allSatisfy { lowercased($0) == $1 }
-            }.map(\.value)
+            fields.filter { nameMatches($0.name, lowercaseName: name.utf8) }.map(\.value)
         }
         let lengths = values("content-length")
         let codings = values("transfer-encoding")
@@ -166,8 +163,12 @@ enum RequestRules {
     /// Whether `text` is `lowercaseName` (a name in lower case) but for the case of ASCII letters, compared without
     /// making a string.
     static func nameMatches(_ text: String, lowercaseName: String) -> Bool {
-        text.utf8.count == lowercaseName.utf8.count
-            && zip(text.utf8, lowercaseName.utf8).allSatisfy { lowercased($0) == $1 }
+        nameMatches(text.utf8, lowercaseName: lowercaseName.utf8)
+    }
+
+    /// ``nameMatches(_:lowercaseName:)`` on the names' bytes.
+    static func nameMatches(_ name: some Collection<UInt8>, lowercaseName: some Collection<UInt8>) -> Bool {
+        name.count == lowercaseName.count && zip(name, lowercaseName).allSatisfy { lowercased($0) == $1 }
     }
 
     private static func isDigit(_ byte: UInt8) -> Bool {

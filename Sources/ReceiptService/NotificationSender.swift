@@ -109,14 +109,14 @@ final class NotificationSender: @unchecked Sendable {
         let done = DispatchGroup()
         for notification in claimed {
             done.enter()
-            do {
-                try DetachedThread.start { [self] in
-                    deliver(notification)
-                    done.leave()
-                }
-            } catch {
+            let delivery: @Sendable () -> Void = { [self] in
                 deliver(notification)
                 done.leave()
+            }
+            do {
+                try DetachedThread.start(delivery)
+            } catch {
+                delivery()
             }
         }
         done.wait()

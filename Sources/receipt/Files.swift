@@ -67,7 +67,7 @@ enum Files {
             }
             if count == 0 { break }
             if count < 0 && failure != EINTR {
-                throw .io("cannot read \(name): \(String(cString: strerror(failure)))")
+                throw .io("cannot read \(name): \(errorText(failure))")
             }
         }
         return bytes
@@ -124,7 +124,10 @@ enum Files {
     }
 
     /// What `errno` says, in strerror's words.
-    private static var lastError: String { String(cString: strerror(errno)) }
+    private static var lastError: String { errorText(errno) }
+
+    /// What the error number `code` means, in strerror's words.
+    private static func errorText(_ code: Int32) -> String { String(cString: strerror(code)) }
 
     /// Writes `text` and a line feed to standard error; ends the process as ``writeStandardOutput(_:)`` does when
     /// that fails.
