@@ -4,8 +4,8 @@ import Testing
 
 @testable import receipt
 
-/// The batch's pipeline hands results over in item order, holds no more than its window, and stops when the
-/// consumer fails.
+/// The batch's pipeline hands results over in item order, holds no more than its window, stops when the consumer
+/// fails, and produces the first item alone for a bounded time.
 @Suite("Batch pipeline")
 struct BatchPipelineTests {
     struct Stop: Error {}
@@ -64,6 +64,51 @@ struct BatchPipelineTests {
     func windowOfOne() {
         var consumed: [Int] = []
         BatchPipeline.run(count: 50, workers: 4, window: 1, produce: Self.uneven) { consumed.append($0) }
+        #expect(consumed == Array(0..<50))
+    }
+
+    @Test("the first item is produced alone: no other is taken before its result is in")
+    func firstItemAlone() {
+        let firstDone = Atomic(false)
+        let takenEarly = Atomic(0)
+        var consumed: [Int] = []
+        BatchPipeline.run(
+            count: 200, workers: 4, window: 16, leadTime: .seconds(60),
+            produce: { index in
+                if index == 0 {
+                    usleep(20_000)
+                    firstDone.store(true, ordering: .sequentiallyConsistent)
+                } else if !firstDone.load(ordering: .sequentiallyConsistent) {
+                    takenEarly.add(1, ordering: .relaxed)
+                }
+                return index
+            },
+            consume: { consumed.append($0) })
+        let early = takenEarly.load(ordering: .relaxed)
+        #expect(early == 0)
+        #expect(consumed == Array(0..<200))
+    }
+
+    @Test("a first item slower than the lead time holds the other workers back no longer than that")
+    func leadTimeBound() {
+        let secondDone = Atomic(false)
+        let firstSawSecond = Atomic(false)
+        var consumed: [Int] = []
+        BatchPipeline.run(
+            count: 50, workers: 2, window: 16, leadTime: .milliseconds(1),
+            produce: { index in
+                if index == 0 {
+                    // Finishes only once another worker has produced item 1 (or after 10 s, failing the test).
+                    for _ in 0..<10_000 where !secondDone.load(ordering: .sequentiallyConsistent) { usleep(1000) }
+                    firstSawSecond.store(secondDone.load(ordering: .sequentiallyConsistent), ordering: .relaxed)
+                } else if index == 1 {
+                    secondDone.store(true, ordering: .sequentiallyConsistent)
+                }
+                return index
+            },
+            consume: { consumed.append($0) })
+        let sawSecond = firstSawSecond.load(ordering: .relaxed)
+        #expect(sawSecond)
         #expect(consumed == Array(0..<50))
     }
 }
