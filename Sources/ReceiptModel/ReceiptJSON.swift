@@ -42,8 +42,8 @@ extension Receipt {
         object.addDate(.originalPurchase, originalPurchaseDate, zone)
         object.add("original_application_version", string: originalApplicationVersion)
         object.addDate(.expiration, expirationDate, zone)
-        object.addObjects("in_app", inAppPurchases) { purchase, entry in
-            purchase.addVerifyReceiptJSON(to: &entry, pacificTime: zone)
+        object.addObjects("in_app", count: inAppPurchases.count) { index, entry in
+            inAppPurchases[index].addVerifyReceiptJSON(to: &entry, pacificTime: zone)
         }
     }
 

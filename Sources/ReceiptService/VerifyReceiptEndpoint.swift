@@ -93,13 +93,13 @@ extension ReceiptService {
             let listed =
                 parsed.excludeOldTransactions ? Self.latestOfEachSubscription(latest.transactions) : latest.transactions
             let catalog = configuration.catalog(forBundleID: receipt.bundleID)
-            answer.addObjects("latest_receipt_info", listed) { purchase, entry in
-                addLatestReceiptInfo(purchase, catalog: catalog, to: &entry)
+            answer.addObjects("latest_receipt_info", count: listed.count) { index, entry in
+                addLatestReceiptInfo(listed[index], catalog: catalog, to: &entry)
             }
             answer.add("latest_receipt", string: latestReceipt)
             guard !latest.renewals.isEmpty else { return }
-            answer.addObjects("pending_renewal_info", latest.renewals) { info, entry in
-                addPendingRenewalInfo(info, to: &entry)
+            answer.addObjects("pending_renewal_info", count: latest.renewals.count) { index, entry in
+                addPendingRenewalInfo(latest.renewals[index], to: &entry)
             }
         })
     }

@@ -21,10 +21,10 @@ public protocol JSONObjectBuilder {
     /// Adds the member `key` with an object whose members `build` adds to the builder it is given.
     mutating func addObject(_ key: String, _ build: (inout Self) -> Void)
 
-    /// Adds the member `key` with an array of objects: one per element of `elements`, in order, whose members
-    /// `build` adds to the builder it is given.
-    mutating func addObjects<Elements: Sequence>(
-        _ key: String, _ elements: Elements, _ build: (Elements.Element, inout Self) -> Void)
+    /// Adds the member `key` with an array of `count` objects: `build` adds the members of each to the builder it
+    /// is given, with the object's position, 0 to `count - 1`, in order. The caller reads its elements in place
+    /// (an array's element by its index), where iterating a sequence through a generic function copies each one.
+    mutating func addObjects(_ key: String, count: Int, _ build: (Int, inout Self) -> Void)
 }
 
 extension JSONObjectBuilder {
@@ -41,6 +41,18 @@ extension JSONObjectBuilder {
     /// Adds the member `key` with `value`; nothing when `value` is nil.
     public mutating func add(_ key: String, _ value: JSONValue?) {
         if let value { add(key, value) }
+    }
+
+    /// Adds the member `key` with an array of objects: one per element of `elements`, in order, whose members
+    /// `build` adds to the builder it is given.
+    public mutating func addObjects<Elements: Collection>(
+        _ key: String, _ elements: Elements, _ build: (Elements.Element, inout Self) -> Void
+    ) {
+        var index = elements.startIndex
+        addObjects(key, count: elements.count) { _, object in
+            build(elements[index], &object)
+            index = elements.index(after: index)
+        }
     }
 }
 
@@ -73,13 +85,11 @@ extension JSONObject: JSONObjectBuilder {
         self[key] = .object(object)
     }
 
-    public mutating func addObjects<Elements: Sequence>(
-        _ key: String, _ elements: Elements, _ build: (Elements.Element, inout JSONObject) -> Void
-    ) {
+    public mutating func addObjects(_ key: String, count: Int, _ build: (Int, inout JSONObject) -> Void) {
         self[key] = .array(
-            elements.map { element in
+            (0..<count).map { position in
                 var object = JSONObject()
-                build(element, &object)
+                build(position, &object)
                 return .object(object)
             })
     }
@@ -135,16 +145,12 @@ public struct JSONObjectWriter: JSONObjectBuilder {
         writeObject(build)
     }
 
-    public mutating func addObjects<Elements: Sequence>(
-        _ key: String, _ elements: Elements, _ build: (Elements.Element, inout JSONObjectWriter) -> Void
-    ) {
+    public mutating func addObjects(_ key: String, count: Int, _ build: (Int, inout JSONObjectWriter) -> Void) {
         writeKey(key)
         output.append(UInt8(ascii: "["))
-        var first = true
-        for element in elements {
-            if !first { output.append(UInt8(ascii: ",")) }
-            first = false
-            writeObject { build(element, &$0) }
+        for position in 0..<count {
+            if position > 0 { output.append(UInt8(ascii: ",")) }
+            writeObject { build(position, &$0) }
         }
         output.append(UInt8(ascii: "]"))
     }
