@@ -30,19 +30,19 @@ extension Receipt {
     public func addVerifyReceiptJSON<Object: JSONObjectBuilder>(
         to object: inout Object, pacificTime zone: TimeZoneRules?, requestDate: ReceiptDate? = nil
     ) {
-        object.add("receipt_type", string: receiptType)
-        object.add("adam_id", integer: appItemID)
-        object.add("app_item_id", integer: appItemID)
-        object.add("bundle_id", string: bundleID)
-        object.add("application_version", string: applicationVersion)
-        object.add("download_id", integer: downloadID)
-        object.add("version_external_identifier", integer: versionExternalIdentifier)
+        object.add(Keys.receiptType, string: receiptType)
+        object.add(Keys.adamID, integer: appItemID)
+        object.add(Keys.appItemID, integer: appItemID)
+        object.add(Keys.bundleID, string: bundleID)
+        object.add(Keys.applicationVersion, string: applicationVersion)
+        object.add(Keys.downloadID, integer: downloadID)
+        object.add(Keys.versionExternalIdentifier, integer: versionExternalIdentifier)
         object.addDate(.receiptCreation, creationDate, zone)
         object.addDate(.request, requestDate, zone)
         object.addDate(.originalPurchase, originalPurchaseDate, zone)
-        object.add("original_application_version", string: originalApplicationVersion)
+        object.add(Keys.originalApplicationVersion, string: originalApplicationVersion)
         object.addDate(.expiration, expirationDate, zone)
-        object.addObjects("in_app", count: inAppPurchases.count) { index, entry in
+        object.addObjects(Keys.inApp, count: inAppPurchases.count) { index, entry in
             inAppPurchases[index].addVerifyReceiptJSON(to: &entry, pacificTime: zone)
         }
     }
@@ -104,18 +104,18 @@ extension InAppPurchase {
     public func addVerifyReceiptJSON<Object: JSONObjectBuilder>(
         to object: inout Object, pacificTime zone: TimeZoneRules?
     ) {
-        object.addDecimalString("quantity", quantity)
-        object.add("product_id", string: productID)
-        object.add("transaction_id", string: transactionID)
-        object.add("original_transaction_id", string: originalTransactionID)
+        object.addDecimalString(Keys.quantity, quantity)
+        object.add(Keys.productID, string: productID)
+        object.add(Keys.transactionID, string: transactionID)
+        object.add(Keys.originalTransactionID, string: originalTransactionID)
         object.addDate(.purchase, purchaseDate, zone)
         object.addDate(.originalPurchase, originalPurchaseDate, zone)
         object.addDate(.expires, expiresDate, zone)
         object.addDate(.cancellation, cancellationDate, zone)
-        object.addDecimalString("web_order_line_item_id", webOrderLineItemID)
-        object.add("is_trial_period", string: isTrialPeriod.map { String($0) })
-        object.add("is_in_intro_offer_period", string: isInIntroOfferPeriod.map { String($0) })
-        object.add("promotional_offer_id", string: promotionalOfferID)
+        object.addDecimalString(Keys.webOrderLineItemID, webOrderLineItemID)
+        object.add(Keys.isTrialPeriod, string: isTrialPeriod.map { String($0) })
+        object.add(Keys.isInIntroOfferPeriod, string: isInIntroOfferPeriod.map { String($0) })
+        object.add(Keys.promotionalOfferID, string: promotionalOfferID)
     }
 
     /// Reads one purchase from the same vocabulary, with the same leniency as ``Receipt/init(json:extraKeys:)``;
@@ -147,16 +147,37 @@ private func dateKeys(_ names: String...) -> Set<String> {
     Set(names.flatMap { [$0, $0 + "_ms"] })
 }
 
-/// A date's keys in verifyReceipt's vocabulary (`key`, `key_ms`, `key_pst`), joined once rather than per answer.
+/// The keys of verifyReceipt's members other than dates, made once (``JSONKey``).
+private enum Keys {
+    static let receiptType = JSONKey("receipt_type")
+    static let adamID = JSONKey("adam_id")
+    static let appItemID = JSONKey("app_item_id")
+    static let bundleID = JSONKey("bundle_id")
+    static let applicationVersion = JSONKey("application_version")
+    static let downloadID = JSONKey("download_id")
+    static let versionExternalIdentifier = JSONKey("version_external_identifier")
+    static let originalApplicationVersion = JSONKey("original_application_version")
+    static let inApp = JSONKey("in_app")
+    static let quantity = JSONKey("quantity")
+    static let productID = JSONKey("product_id")
+    static let transactionID = JSONKey("transaction_id")
+    static let originalTransactionID = JSONKey("original_transaction_id")
+    static let webOrderLineItemID = JSONKey("web_order_line_item_id")
+    static let isTrialPeriod = JSONKey("is_trial_period")
+    static let isInIntroOfferPeriod = JSONKey("is_in_intro_offer_period")
+    static let promotionalOfferID = JSONKey("promotional_offer_id")
+}
+
+/// A date's keys in verifyReceipt's vocabulary (`key`, `key_ms`, `key_pst`), made once rather than per answer.
 private struct DateKeys {
-    let text: String
-    let milliseconds: String
-    let pacific: String
+    let text: JSONKey
+    let milliseconds: JSONKey
+    let pacific: JSONKey
 
     init(_ key: String) {
-        text = key
-        milliseconds = key + "_ms"
-        pacific = key + "_pst"
+        text = JSONKey(key)
+        milliseconds = JSONKey(key + "_ms")
+        pacific = JSONKey(key + "_pst")
     }
 
     static let receiptCreation = DateKeys("receipt_creation_date")
@@ -180,7 +201,7 @@ extension JSONObjectBuilder {
 
     /// `value`'s decimal text as a string member, as verifyReceipt writes its numbers (`"quantity":"1"`); nothing
     /// when `value` is nil.
-    fileprivate mutating func addDecimalString(_ key: String, _ value: Int64?) {
+    fileprivate mutating func addDecimalString(_ key: JSONKey, _ value: Int64?) {
         guard let value else { return }
         add(key, asciiCount: value.decimalCount) { value.appendDecimal(to: &$0) }
     }
@@ -188,11 +209,12 @@ extension JSONObjectBuilder {
     /// A date as verifyReceipt writes it under `key`: its text (`2024-06-05 12:00:00 Etc/GMT`), `key_ms` as a
     /// string and, with `pacificTime`, `key_pst`; nothing when `date` is nil.
     public mutating func addVerifyReceiptDate(_ key: String, _ date: ReceiptDate?, pacificTime: TimeZoneRules?) {
+        guard date != nil else { return }
         addDate(DateKeys(key), date, pacificTime)
     }
 
     /// `civil` in verifyReceipt's form, written straight into the builder for the years of receipts.
-    private mutating func addAppleText(_ key: String, _ civil: CivilTime, zone: String) {
+    private mutating func addAppleText(_ key: JSONKey, _ civil: CivilTime, zone: String) {
         guard let count = civil.appleTextCount(zone: zone) else { return add(key, string: civil.appleText(zone: zone)) }
         add(key, asciiCount: count) { civil.appendAppleText(zone: zone, to: &$0) }
     }

@@ -168,14 +168,14 @@ public final class ReceiptService: Sendable {
         var line: [UInt8] = []
         line.reserveCapacity(Self.logLineCapacity)
         JSONObjectWriter.write(to: &line) { line in
-            line.add("time", string: clock().rfc3339)
-            line.add("method", string: request.method)
-            line.add("route", string: route)
-            line.add("status", integer: Int64(response.status))
-            line.add("duration_ms", .decimal(seconds * 1000, places: 3))
-            line.add("request_bytes", integer: Int64(request.body.count))
-            line.add("response_bytes", integer: Int64(response.body.count))
-            if case .failure(let error) = outcome { line.add("error", string: error.code) }
+            line.add(LogKeys.time, string: clock().rfc3339)
+            line.add(LogKeys.method, string: request.method)
+            line.add(LogKeys.route, string: route)
+            line.add(LogKeys.status, integer: Int64(response.status))
+            line.add(LogKeys.duration, .decimal(seconds * 1000, places: 3))
+            line.add(LogKeys.requestBytes, integer: Int64(request.body.count))
+            line.add(LogKeys.responseBytes, integer: Int64(response.body.count))
+            if case .failure(let error) = outcome { line.add(LogKeys.error, string: error.code) }
         }
         log(String(decoding: line, as: UTF8.self))
         return response
@@ -215,6 +215,18 @@ public final class ReceiptService: Sendable {
             return nil
         }
         return Array(token)
+    }
+
+    /// The keys of a request's log line, made once: every request writes them.
+    private enum LogKeys {
+        static let time = JSONKey("time")
+        static let method = JSONKey("method")
+        static let route = JSONKey("route")
+        static let status = JSONKey("status")
+        static let duration = JSONKey("duration_ms")
+        static let requestBytes = JSONKey("request_bytes")
+        static let responseBytes = JSONKey("response_bytes")
+        static let error = JSONKey("error")
     }
 
     /// A log line for something that is not a request: `{"time", "event", "message"}`.

@@ -167,10 +167,17 @@ extension ReceiptService {
 
     /// Adds the members of ``json(_:)`` to `object`, in the same order: how an answer writes them without the tree.
     static func addJSON<Object: JSONObjectBuilder>(_ transaction: LedgerTransaction, to object: inout Object) {
-        object.add("customer_id", string: transaction.customerID)
-        object.add("bundle_id", string: transaction.bundleID)
+        object.add(Keys.customerID, string: transaction.customerID)
+        object.add(Keys.bundleID, string: transaction.bundleID)
         transaction.purchase.addVerifyReceiptJSON(to: &object, pacificTime: nil)
-        object.add("app_account_token", string: transaction.appAccountToken)
+        object.add(Keys.appAccountToken, string: transaction.appAccountToken)
+    }
+
+    /// The keys ``addJSON(_:to:)`` adds besides the purchase's, made once.
+    private enum Keys {
+        static let customerID = JSONKey("customer_id")
+        static let bundleID = JSONKey("bundle_id")
+        static let appAccountToken = JSONKey("app_account_token")
     }
 
     static func transaction(from body: JSONValue) throws(ServiceError) -> LedgerTransaction {

@@ -84,21 +84,21 @@ extension ReceiptService {
             latestReceipt = (try? issue(updated)).map(Base64.encode)
         }
         return .json(writing: { answer in
-            answer.add("status", integer: 0)
-            answer.add("environment", string: configuration.environment.rawValue)
-            answer.addObject("receipt") {
+            answer.add(Keys.status, integer: 0)
+            answer.add(Keys.environment, string: configuration.environment.rawValue)
+            answer.addObject(Keys.receipt) {
                 receipt.addVerifyReceiptJSON(to: &$0, pacificTime: pacificTime, requestDate: requestDate)
             }
             guard subscribed else { return }
             let listed =
                 parsed.excludeOldTransactions ? Self.latestOfEachSubscription(latest.transactions) : latest.transactions
             let catalog = configuration.catalog(forBundleID: receipt.bundleID)
-            answer.addObjects("latest_receipt_info", count: listed.count) { index, entry in
+            answer.addObjects(Keys.latestReceiptInfo, count: listed.count) { index, entry in
                 addLatestReceiptInfo(listed[index], catalog: catalog, to: &entry)
             }
-            answer.add("latest_receipt", string: latestReceipt)
+            answer.add(Keys.latestReceipt, string: latestReceipt)
             guard !latest.renewals.isEmpty else { return }
-            answer.addObjects("pending_renewal_info", count: latest.renewals.count) { index, entry in
+            answer.addObjects(Keys.pendingRenewalInfo, count: latest.renewals.count) { index, entry in
                 addPendingRenewalInfo(latest.renewals[index], to: &entry)
             }
         })
@@ -142,7 +142,7 @@ extension ReceiptService {
     ) {
         purchase.addVerifyReceiptJSON(to: &entry, pacificTime: pacificTime)
         if let product = catalog?.product(purchase.productID), product.type == .autoRenewable {
-            entry.add("subscription_group_identifier", string: product.appleGroupIdentifier)
+            entry.add(Keys.subscriptionGroupIdentifier, string: product.appleGroupIdentifier)
         }
     }
 
@@ -151,14 +151,32 @@ extension ReceiptService {
     /// those Apple sends only when they apply: `expiration_intent`, `is_in_billing_retry_period`,
     /// `grace_period_expires_date` (with `_ms` and `_pst`) and `price_consent_status`.
     func addPendingRenewalInfo<Entry: JSONObjectBuilder>(_ info: LedgerRenewalInfo, to entry: inout Entry) {
-        entry.add("auto_renew_product_id", string: info.autoRenewProductID)
-        entry.add("original_transaction_id", string: info.originalTransactionID)
-        entry.add("product_id", string: info.productID)
-        entry.add("auto_renew_status", string: info.autoRenews.map { $0 ? "1" : "0" })
-        entry.add("expiration_intent", string: info.expirationIntent.map { String($0) })
-        entry.add("is_in_billing_retry_period", string: info.isInBillingRetryPeriod.map { $0 ? "1" : "0" })
+        entry.add(Keys.autoRenewProductID, string: info.autoRenewProductID)
+        entry.add(Keys.originalTransactionID, string: info.originalTransactionID)
+        entry.add(Keys.productID, string: info.productID)
+        entry.add(Keys.autoRenewStatus, string: info.autoRenews.map { $0 ? "1" : "0" })
+        entry.add(Keys.expirationIntent, string: info.expirationIntent.map { String($0) })
+        entry.add(Keys.isInBillingRetryPeriod, string: info.isInBillingRetryPeriod.map { $0 ? "1" : "0" })
         entry.addVerifyReceiptDate("grace_period_expires_date", info.gracePeriodExpiresDate, pacificTime: pacificTime)
-        entry.add("price_consent_status", string: info.priceIncreaseStatus.map { String($0) })
+        entry.add(Keys.priceConsentStatus, string: info.priceIncreaseStatus.map { String($0) })
+    }
+
+    /// The keys of the answer's members besides the receipt's, made once: every answer writes them.
+    private enum Keys {
+        static let status = JSONKey("status")
+        static let environment = JSONKey("environment")
+        static let receipt = JSONKey("receipt")
+        static let latestReceiptInfo = JSONKey("latest_receipt_info")
+        static let latestReceipt = JSONKey("latest_receipt")
+        static let pendingRenewalInfo = JSONKey("pending_renewal_info")
+        static let subscriptionGroupIdentifier = JSONKey("subscription_group_identifier")
+        static let autoRenewProductID = JSONKey("auto_renew_product_id")
+        static let originalTransactionID = JSONKey("original_transaction_id")
+        static let productID = JSONKey("product_id")
+        static let autoRenewStatus = JSONKey("auto_renew_status")
+        static let expirationIntent = JSONKey("expiration_intent")
+        static let isInBillingRetryPeriod = JSONKey("is_in_billing_retry_period")
+        static let priceConsentStatus = JSONKey("price_consent_status")
     }
 
     /// The receipt data as Apple echoes it in `latest_receipt`: base64 without line breaks or spaces (the text as

@@ -4,41 +4,82 @@
 /// tree.
 ///
 /// Each key is added at most once per object: a builder does not look for an earlier member with the same key.
+/// Keys are ``JSONKey``s, made once for objects written often; every method also takes a `String` key, whose
+/// text is then made at each call.
 public protocol JSONObjectBuilder {
     /// Adds the member `key` with `value`.
-    mutating func add(_ key: String, _ value: JSONValue)
+    mutating func add(_ key: JSONKey, _ value: JSONValue)
 
     /// Adds the member `key` with the string `value`.
-    mutating func add(_ key: String, string value: String)
+    mutating func add(_ key: JSONKey, string value: String)
 
     /// Adds the member `key` with the number `value`.
-    mutating func add(_ key: String, integer value: Int64)
+    mutating func add(_ key: JSONKey, integer value: Int64)
 
     /// Adds the member `key` with a string of exactly `count` bytes, which `write` appends: printable ASCII
     /// other than `"` and `\`, so that none needs an escape (a date, a number in text).
-    mutating func add(_ key: String, asciiCount count: Int, _ write: (inout OutputSpan<UInt8>) -> Void)
+    mutating func add(_ key: JSONKey, asciiCount count: Int, _ write: (inout OutputSpan<UInt8>) -> Void)
 
     /// Adds the member `key` with an object whose members `build` adds to the builder it is given.
-    mutating func addObject(_ key: String, _ build: (inout Self) -> Void)
+    mutating func addObject(_ key: JSONKey, _ build: (inout Self) -> Void)
 
     /// Adds the member `key` with an array of `count` objects: `build` adds the members of each to the builder it
     /// is given, with the object's position, 0 to `count - 1`, in order. The caller reads its elements in place
     /// (an array's element by its index), where iterating a sequence through a generic function copies each one.
-    mutating func addObjects(_ key: String, count: Int, _ build: (Int, inout Self) -> Void)
+    mutating func addObjects(_ key: JSONKey, count: Int, _ build: (Int, inout Self) -> Void)
 }
 
 extension JSONObjectBuilder {
     /// Adds the member `key` with the string `value`; nothing when `value` is nil.
-    public mutating func add(_ key: String, string value: String?) {
+    public mutating func add(_ key: JSONKey, string value: String?) {
         if let value { add(key, string: value) }
     }
 
     /// Adds the member `key` with the number `value`; nothing when `value` is nil.
-    public mutating func add(_ key: String, integer value: Int64?) {
+    public mutating func add(_ key: JSONKey, integer value: Int64?) {
         if let value { add(key, integer: value) }
     }
 
     /// Adds the member `key` with `value`; nothing when `value` is nil.
+    public mutating func add(_ key: JSONKey, _ value: JSONValue?) {
+        if let value { add(key, value) }
+    }
+}
+
+/// The same with the key given as a `String`.
+extension JSONObjectBuilder {
+    public mutating func add(_ key: String, _ value: JSONValue) {
+        add(JSONKey(key), value)
+    }
+
+    public mutating func add(_ key: String, string value: String) {
+        add(JSONKey(key), string: value)
+    }
+
+    public mutating func add(_ key: String, integer value: Int64) {
+        add(JSONKey(key), integer: value)
+    }
+
+    public mutating func add(_ key: String, asciiCount count: Int, _ write: (inout OutputSpan<UInt8>) -> Void) {
+        add(JSONKey(key), asciiCount: count, write)
+    }
+
+    public mutating func addObject(_ key: String, _ build: (inout Self) -> Void) {
+        addObject(JSONKey(key), build)
+    }
+
+    public mutating func addObjects(_ key: String, count: Int, _ build: (Int, inout Self) -> Void) {
+        addObjects(JSONKey(key), count: count, build)
+    }
+
+    public mutating func add(_ key: String, string value: String?) {
+        if let value { add(key, string: value) }
+    }
+
+    public mutating func add(_ key: String, integer value: Int64?) {
+        if let value { add(key, integer: value) }
+    }
+
     public mutating func add(_ key: String, _ value: JSONValue?) {
         if let value { add(key, value) }
     }
@@ -63,30 +104,30 @@ extension JSONObject: JSONObjectBuilder {
         build(&self)
     }
 
-    public mutating func add(_ key: String, _ value: JSONValue) {
-        self[key] = value
+    public mutating func add(_ key: JSONKey, _ value: JSONValue) {
+        self[key.name] = value
     }
 
-    public mutating func add(_ key: String, string value: String) {
-        self[key] = .string(value)
+    public mutating func add(_ key: JSONKey, string value: String) {
+        self[key.name] = .string(value)
     }
 
-    public mutating func add(_ key: String, integer value: Int64) {
-        self[key] = .integer(value)
+    public mutating func add(_ key: JSONKey, integer value: Int64) {
+        self[key.name] = .integer(value)
     }
 
-    public mutating func add(_ key: String, asciiCount count: Int, _ write: (inout OutputSpan<UInt8>) -> Void) {
-        self[key] = .string(String(decoding: [UInt8](capacity: count, initializingWith: write), as: UTF8.self))
+    public mutating func add(_ key: JSONKey, asciiCount count: Int, _ write: (inout OutputSpan<UInt8>) -> Void) {
+        self[key.name] = .string(String(decoding: [UInt8](capacity: count, initializingWith: write), as: UTF8.self))
     }
 
-    public mutating func addObject(_ key: String, _ build: (inout JSONObject) -> Void) {
+    public mutating func addObject(_ key: JSONKey, _ build: (inout JSONObject) -> Void) {
         var object = JSONObject()
         build(&object)
-        self[key] = .object(object)
+        self[key.name] = .object(object)
     }
 
-    public mutating func addObjects(_ key: String, count: Int, _ build: (Int, inout JSONObject) -> Void) {
-        self[key] = .array(
+    public mutating func addObjects(_ key: JSONKey, count: Int, _ build: (Int, inout JSONObject) -> Void) {
+        self[key.name] = .array(
             (0..<count).map { position in
                 var object = JSONObject()
                 build(position, &object)
@@ -116,22 +157,22 @@ public struct JSONObjectWriter: JSONObjectBuilder {
         swap(&writer.output, &output)
     }
 
-    public mutating func add(_ key: String, _ value: JSONValue) {
+    public mutating func add(_ key: JSONKey, _ value: JSONValue) {
         writeKey(key)
         value.write(to: &output)
     }
 
-    public mutating func add(_ key: String, string value: String) {
+    public mutating func add(_ key: JSONKey, string value: String) {
         writeKey(key)
         JSONStringWriter.write(value, to: &output)
     }
 
-    public mutating func add(_ key: String, integer value: Int64) {
+    public mutating func add(_ key: JSONKey, integer value: Int64) {
         writeKey(key)
         output.append(contentsOf: String(value).utf8)
     }
 
-    public mutating func add(_ key: String, asciiCount count: Int, _ write: (inout OutputSpan<UInt8>) -> Void) {
+    public mutating func add(_ key: JSONKey, asciiCount count: Int, _ write: (inout OutputSpan<UInt8>) -> Void) {
         writeKey(key)
         output.append(UInt8(ascii: "\""))
         let start = output.count
@@ -140,12 +181,12 @@ public struct JSONObjectWriter: JSONObjectBuilder {
         output.append(UInt8(ascii: "\""))
     }
 
-    public mutating func addObject(_ key: String, _ build: (inout JSONObjectWriter) -> Void) {
+    public mutating func addObject(_ key: JSONKey, _ build: (inout JSONObjectWriter) -> Void) {
         writeKey(key)
         writeObject(build)
     }
 
-    public mutating func addObjects(_ key: String, count: Int, _ build: (Int, inout JSONObjectWriter) -> Void) {
+    public mutating func addObjects(_ key: JSONKey, count: Int, _ build: (Int, inout JSONObjectWriter) -> Void) {
         writeKey(key)
         output.append(UInt8(ascii: "["))
         for position in 0..<count {
@@ -155,12 +196,14 @@ public struct JSONObjectWriter: JSONObjectBuilder {
         output.append(UInt8(ascii: "]"))
     }
 
-    /// `,` unless this is the object's first member, then `"key":`.
-    private mutating func writeKey(_ key: String) {
-        if !empty { output.append(UInt8(ascii: ",")) }
+    /// `,` unless this is the object's first member, then `"key":`: one copy of the text the key holds.
+    private mutating func writeKey(_ key: JSONKey) {
+        if empty {
+            output.append(contentsOf: key.separatedText.dropFirst())
+        } else {
+            output.append(contentsOf: key.separatedText)
+        }
         empty = false
-        JSONStringWriter.write(key, to: &output)
-        output.append(UInt8(ascii: ":"))
     }
 
     /// `{`, the members `build` adds, `}`; the enclosing object's state is kept across it.

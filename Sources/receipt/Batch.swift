@@ -231,10 +231,13 @@ enum Batch {
         _ file: String, _ result: Result<VerifiedPurchaseProof, PurchaseProofError>, format: PurchaseProofFormat
     ) -> [UInt8] {
         jsonLine { line in
-            line.add("file", string: file)
+            line.add(fileKey, string: file)
             ProofOutput.add(result, format: format, to: &line)
         }
     }
+
+    /// The first member of every JSON line.
+    private static let fileKey = JSONKey("file")
 
     /// Room a JSON line starts with: a line of a receipt of a few purchases (about 800 bytes) is written without
     /// growing, where growing from nothing took seven allocations and copies.

@@ -20,12 +20,12 @@ enum ProofOutput {
     ) {
         switch result {
         case .success(let proof):
-            object.add("valid", .bool(true))
-            object.add("status", integer: 0)
-            object.add("format", string: proof.format.rawValue)
+            object.add(Keys.valid, .bool(true))
+            object.add(Keys.status, integer: 0)
+            object.add(Keys.format, string: proof.format.rawValue)
             switch proof {
             case .appReceipt(let verified):
-                object.addObject("receipt") { verified.receipt.addVerifyReceiptJSON(to: &$0, pacificTime: nil) }
+                object.addObject(Keys.receipt) { verified.receipt.addVerifyReceiptJSON(to: &$0, pacificTime: nil) }
             case .legacyTransactionReceipt(let verified): object.add("receipt", .object(verified.verifyReceiptJSON))
             case .signedTransaction(_, let jws): signedData(.transaction, jws, to: &object)
             case .signedRenewalInfo(_, let jws): signedData(.renewalInfo, jws, to: &object)
@@ -37,14 +37,22 @@ enum ProofOutput {
                 object.add("renewal_info", notification.signedRenewalInfo.map { .object($0.payload) })
             }
         case .failure(let error):
-            object.add("valid", .bool(false))
-            object.add("status", integer: Int64(error.status))
-            object.add("format", string: format.rawValue)
+            object.add(Keys.valid, .bool(false))
+            object.add(Keys.status, integer: Int64(error.status))
+            object.add(Keys.format, string: format.rawValue)
             object.addObject("error") { details in
                 details.add("code", string: error.code)
                 details.add("message", string: error.message)
             }
         }
+    }
+
+    /// The keys every result has, made once: a batch writes them on every line.
+    private enum Keys {
+        static let valid = JSONKey("valid")
+        static let status = JSONKey("status")
+        static let format = JSONKey("format")
+        static let receipt = JSONKey("receipt")
     }
 
     /// Why a proof failed, in one line: `invalid FORMAT: code: message`, or what the input is when it is none.

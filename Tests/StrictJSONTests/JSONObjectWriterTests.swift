@@ -25,6 +25,23 @@ extension JSONValue {
     }
 }
 
+/// ``add(_:to:)`` with every key made once as a ``JSONKey``, as code that writes an object often does.
+private func addWithKeys<Builder: JSONObjectBuilder>(_ object: JSONObject, to builder: inout Builder) {
+    for member in object.members {
+        let key = JSONKey(member.key)
+        switch member.value {
+        case .object(let nested): builder.addObject(key) { addWithKeys(nested, to: &$0) }
+        case .array(let elements) where !elements.isEmpty && elements.allSatisfy(\.isObject):
+            let objects = elements.compactMap(\.objectValue)
+            builder.addObjects(key, count: objects.count) { addWithKeys(objects[$0], to: &$1) }
+        case .string(let text): builder.add(key, string: text)
+        case .number(let text) where Int64(text).map(String.init) == text:
+            builder.add(key, integer: Int64(text))
+        default: builder.add(key, member.value)
+        }
+    }
+}
+
 /// Records an issue at the caller unless `object`, added member by member, comes out of a ``JSONObjectWriter`` as
 /// the bytes the tree is written as, appended after what the buffer held, and out of a ``JSONObject`` equal to it.
 private func expectSameOutput(_ object: JSONObject, sourceLocation: SourceLocation = #_sourceLocation) {
@@ -49,6 +66,28 @@ struct JSONObjectWriterTests {
     @Test("the tricky document of the writer's tests, added member by member, is written as its tree is")
     func trickyDocumentObject() throws {
         expectSameOutput(JSONObject(["document": trickyDocument, "again": trickyDocument]))
+    }
+
+    @Test(
+        "keys made once (JSONKey) are written as String keys are, escapes and first members included",
+        arguments: RepositoryJSON.vectors.filter { $0.value.isObject })
+    func keysMadeOnce(_ vector: JSONVector) throws {
+        let object = try #require(vector.value.objectValue)
+        var written: [UInt8] = []
+        JSONObjectWriter.write(to: &written) { addWithKeys(object, to: &$0) }
+        #expect(written == JSONValue.object(object).serializedBytes())
+        var built = JSONObject()
+        addWithKeys(object, to: &built)
+        #expect(built == object)
+    }
+
+    @Test("the tricky document's keys, made once, are written as the tree writes them")
+    func trickyDocumentKeysMadeOnce() {
+        let object = JSONObject(["document": trickyDocument, "again": trickyDocument])
+        var written: [UInt8] = []
+        JSONObjectWriter.write(to: &written) { addWithKeys(object, to: &$0) }
+        #expect(written == JSONValue.object(object).serializedBytes())
+        #expect(JSONKey("a\"b") == JSONKey("a\"b") && JSONKey("a") != JSONKey("b"))
     }
 
     @Test("an empty object, empty nested objects and an empty array of objects are written as their trees are")
