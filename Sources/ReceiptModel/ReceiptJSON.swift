@@ -174,19 +174,31 @@ private struct DateKeys {
     let milliseconds: JSONKey
     let pacific: JSONKey
 
-    init(_ key: String) {
-        text = JSONKey(key)
-        milliseconds = JSONKey(key + "_ms")
-        pacific = JSONKey(key + "_pst")
+    init(text: StaticString, milliseconds: StaticString, pacific: StaticString) {
+        self.text = JSONKey(text)
+        self.milliseconds = JSONKey(milliseconds)
+        self.pacific = JSONKey(pacific)
     }
 
-    static let receiptCreation = DateKeys("receipt_creation_date")
-    static let request = DateKeys("request_date")
-    static let originalPurchase = DateKeys("original_purchase_date")
-    static let expiration = DateKeys("expiration_date")
-    static let purchase = DateKeys("purchase_date")
-    static let expires = DateKeys("expires_date")
-    static let cancellation = DateKeys("cancellation_date")
+    init(_ key: String) {
+        text = JSONKey(string: key)
+        milliseconds = JSONKey(string: key + "_ms")
+        pacific = JSONKey(string: key + "_pst")
+    }
+
+    static let receiptCreation = DateKeys(
+        text: "receipt_creation_date", milliseconds: "receipt_creation_date_ms", pacific: "receipt_creation_date_pst")
+    static let request = DateKeys(text: "request_date", milliseconds: "request_date_ms", pacific: "request_date_pst")
+    static let originalPurchase = DateKeys(
+        text: "original_purchase_date", milliseconds: "original_purchase_date_ms", pacific: "original_purchase_date_pst"
+    )
+    static let expiration = DateKeys(
+        text: "expiration_date", milliseconds: "expiration_date_ms", pacific: "expiration_date_pst")
+    static let purchase = DateKeys(
+        text: "purchase_date", milliseconds: "purchase_date_ms", pacific: "purchase_date_pst")
+    static let expires = DateKeys(text: "expires_date", milliseconds: "expires_date_ms", pacific: "expires_date_pst")
+    static let cancellation = DateKeys(
+        text: "cancellation_date", milliseconds: "cancellation_date_ms", pacific: "cancellation_date_pst")
 }
 
 extension JSONObjectBuilder {

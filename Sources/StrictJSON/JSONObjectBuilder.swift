@@ -49,27 +49,27 @@ extension JSONObjectBuilder {
 /// The same with the key given as a `String`.
 extension JSONObjectBuilder {
     public mutating func add(_ key: String, _ value: JSONValue) {
-        add(JSONKey(key), value)
+        add(JSONKey(string: key), value)
     }
 
     public mutating func add(_ key: String, string value: String) {
-        add(JSONKey(key), string: value)
+        add(JSONKey(string: key), string: value)
     }
 
     public mutating func add(_ key: String, integer value: Int64) {
-        add(JSONKey(key), integer: value)
+        add(JSONKey(string: key), integer: value)
     }
 
     public mutating func add(_ key: String, asciiCount count: Int, _ write: (inout OutputSpan<UInt8>) -> Void) {
-        add(JSONKey(key), asciiCount: count, write)
+        add(JSONKey(string: key), asciiCount: count, write)
     }
 
     public mutating func addObject(_ key: String, _ build: (inout Self) -> Void) {
-        addObject(JSONKey(key), build)
+        addObject(JSONKey(string: key), build)
     }
 
     public mutating func addObjects(_ key: String, count: Int, _ build: (Int, inout Self) -> Void) {
-        addObjects(JSONKey(key), count: count, build)
+        addObjects(JSONKey(string: key), count: count, build)
     }
 
     public mutating func add(_ key: String, string value: String?) {
@@ -196,13 +196,9 @@ public struct JSONObjectWriter: JSONObjectBuilder {
         output.append(UInt8(ascii: "]"))
     }
 
-    /// `,` unless this is the object's first member, then `"key":`: one copy of the text the key holds.
+    /// `,` unless this is the object's first member, then `"key":`.
     private mutating func writeKey(_ key: JSONKey) {
-        if empty {
-            output.append(contentsOf: key.separatedText.dropFirst())
-        } else {
-            output.append(contentsOf: key.separatedText)
-        }
+        key.write(to: &output, first: empty)
         empty = false
     }
 

@@ -28,7 +28,7 @@ extension JSONValue {
 /// ``add(_:to:)`` with every key made once as a ``JSONKey``, as code that writes an object often does.
 private func addWithKeys<Builder: JSONObjectBuilder>(_ object: JSONObject, to builder: inout Builder) {
     for member in object.members {
-        let key = JSONKey(member.key)
+        let key = JSONKey(string: member.key)
         switch member.value {
         case .object(let nested): builder.addObject(key) { addWithKeys(nested, to: &$0) }
         case .array(let elements) where !elements.isEmpty && elements.allSatisfy(\.isObject):
@@ -87,7 +87,28 @@ struct JSONObjectWriterTests {
         var written: [UInt8] = []
         JSONObjectWriter.write(to: &written) { addWithKeys(object, to: &$0) }
         #expect(written == JSONValue.object(object).serializedBytes())
-        #expect(JSONKey("a\"b") == JSONKey("a\"b") && JSONKey("a") != JSONKey("b"))
+        #expect(JSONKey("a\"b") == JSONKey(string: "a\"b") && JSONKey("a") != JSONKey("b"))
+    }
+
+    @Test("keys written in code, plain or needing escapes, are written as the same keys made at run time")
+    func literalKeys() {
+        func build<Builder: JSONObjectBuilder>(_ object: inout Builder, literal: Bool) {
+            object.add(literal ? JSONKey("plain") : JSONKey(string: "plain"), integer: 1)
+            object.add(literal ? JSONKey("quote\" and\\ tab\t") : JSONKey(string: "quote\" and\\ tab\t"), string: "x")
+            object.addObject(literal ? JSONKey("é") : JSONKey(string: "é")) { inner in
+                inner.add(literal ? JSONKey("first") : JSONKey(string: "first"), .bool(true))
+            }
+        }
+        var fromLiterals: [UInt8] = []
+        JSONObjectWriter.write(to: &fromLiterals) { build(&$0, literal: true) }
+        var madeAtRunTime: [UInt8] = []
+        JSONObjectWriter.write(to: &madeAtRunTime) { build(&$0, literal: false) }
+        #expect(
+            String(decoding: fromLiterals, as: UTF8.self)
+                == #"{"plain":1,"quote\" and\\ tab\t":"x","é":{"first":true}}"#)
+        #expect(fromLiterals == madeAtRunTime)
+        #expect(JSONKey("quote\" and\\ tab\t").name == "quote\" and\\ tab\t")
+        #expect(JSONObject { build(&$0, literal: true) } == JSONObject { build(&$0, literal: false) })
     }
 
     @Test("an empty object, empty nested objects and an empty array of objects are written as their trees are")
