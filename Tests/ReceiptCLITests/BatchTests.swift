@@ -176,6 +176,22 @@ struct BatchTests {
         #expect(try codes(belowSize)["tree/big.der"] == "too_large")
     }
 
+    @Test("ASCII names are verified in the order Swift sorts them, however long the prefix they share")
+    func asciiNamesInStringOrder() throws {
+        let (runner, receipt) = try runnerWithReceipt()
+        try makeDirectory(runner, "tree")
+        let names = [
+            "receipt-10.der", "receipt-9.der", "receipt-100.der", "Z.der", "a.der", "receipt.der", "receipt-1.der",
+            "receipt-10", "b", "receipt-10.der~",
+        ]
+        for name in names {
+            try Data(receipt).write(to: URL(fileURLWithPath: runner.path("tree/\(name)")))
+        }
+        let result = try verify(runner, ["tree"])
+        #expect(result.status == 0)
+        #expect(files(result) == names.sorted().map { "tree/\($0)" })
+    }
+
     @Test("a name that is not UTF-8 is skipped and counted; other names, UTF-8 beyond ASCII too, are verified in order")
     func namesThatAreNotUTF8() throws {
         let (runner, receipt) = try runnerWithReceipt()
