@@ -8,7 +8,7 @@ import ReceiptVerifier
 /// verifies with that format's verifier, all pinned to the same anchors. App receipts and iOS 6 receipts chain to
 /// Apple Inc. Root, StoreKit 2 data to Apple Root CA - G3; pin what you accept.
 public struct PurchaseVerifier: Sendable {
-    public let receipts: ReceiptVerifier
+    public private(set) var receipts: ReceiptVerifier
     public let signedData: JWSVerifier
     public let legacyReceipts: LegacyReceiptVerifier
 
@@ -26,6 +26,14 @@ public struct PurchaseVerifier: Sendable {
         signedData = try JWSVerifier(trustAnchors: trustAnchors, maximumSize: limits.maximumInputSize)
         legacyReceipts = try LegacyReceiptVerifier(
             trustAnchors: trustAnchors, intermediates: intermediates, maximumSize: limits.maximumInputSize)
+    }
+
+    /// This verifier with the app receipts' caches of its own (``ReceiptVerifier/withOwnCaches()``): one per thread
+    /// of a batch.
+    public func withOwnCaches() -> PurchaseVerifier {
+        var copy = self
+        copy.receipts = receipts.withOwnCaches()
+        return copy
     }
 
     /// Verifies `input` in whichever format it is. `options.bundleID` and `options.validationTime` apply to every

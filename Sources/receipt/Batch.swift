@@ -150,7 +150,10 @@ enum Batch {
         defer { progress?.finish() }
         try BatchPipeline.run(
             count: listing.entries.count, workers: workers, window: windowPerWorker * workers,
-            produce: { index in outcome(of: listing.entries[index], with: verifier, options: options, json: json) },
+            producer: { worker in
+                let verifier = worker == 0 ? verifier : verifier.withOwnCaches()
+                return { index in outcome(of: listing.entries[index], with: verifier, options: options, json: json) }
+            },
             consume: { (outcome: Outcome) throws(CommandFailure) in
                 switch outcome.kind {
                 case .valid: counts.valid += 1

@@ -16,7 +16,7 @@ final class BatchPipeline<Output: Sendable>: @unchecked Sendable {
     private let count: Int
     private let window: Int
     private let leadTime: Duration
-    private let produce: @Sendable (Int) -> Output
+    private let producer: @Sendable (Int) -> (Int) -> Output
     /// Guards every property below, and is what both sides wait on.
     private let condition = Condition()
     /// The results made and not yet handed over, item `index` at `index % window`.
@@ -36,37 +36,44 @@ final class BatchPipeline<Output: Sendable>: @unchecked Sendable {
     /// Whether a result has been made (or waiting for the first is over).
     private var firstMade = false
 
-    private init(count: Int, window: Int, leadTime: Duration, produce: @escaping @Sendable (Int) -> Output) {
+    private init(
+        count: Int, window: Int, leadTime: Duration, producer: @escaping @Sendable (Int) -> (Int) -> Output
+    ) {
         self.count = count
         self.window = window
         self.leadTime = leadTime
-        self.produce = produce
+        self.producer = producer
         slots = [Output?](repeating: nil, count: window)
     }
 
-    /// Calls `produce` on every index of `0..<count`, on `workers` threads of their own, and `consume` on the
-    /// calling thread with each result in index order; at most `window` results are held at once. Returns once
-    /// every result is consumed and every worker has finished. When `consume` throws, no item is taken any more,
-    /// the workers finish the ones they hold, and the error is thrown. When the system makes fewer threads than
-    /// asked, the ones it made do the work; when it makes none, the calling thread produces and consumes each item
-    /// in turn. The first item is produced alone, for `leadTime` at most (see ``BatchPipeline``).
+    /// Produces the result of every index of `0..<count` on `workers` threads of their own, and calls `consume` on
+    /// the calling thread with each result in index order; at most `window` results are held at once. Each worker
+    /// calls `producer` once, with its number (0 to `workers - 1`), on its own thread before it takes an item, and
+    /// makes its results with the function that returns: what one worker keeps (a verifier with caches of its own)
+    /// stays with it. Returns once every result is consumed and every worker has finished. When `consume` throws,
+    /// no item is taken any more, the workers finish the ones they hold, and the error is thrown. When the system
+    /// makes fewer threads than asked, the ones it made do the work; when it makes none, the calling thread is
+    /// worker 0 and produces and consumes each item in turn. The first item is produced alone, for `leadTime` at
+    /// most (see ``BatchPipeline``).
     static func run<Failure: Error>(
         count: Int, workers: Int, window: Int, leadTime: Duration = .milliseconds(5),
-        produce: @escaping @Sendable (Int) -> Output, consume: (Output) throws(Failure) -> Void
+        producer: @escaping @Sendable (_ worker: Int) -> (_ index: Int) -> Output,
+        consume: (Output) throws(Failure) -> Void
     ) throws(Failure) {
-        let pipeline = BatchPipeline(count: count, window: max(1, window), leadTime: leadTime, produce: produce)
+        let pipeline = BatchPipeline(count: count, window: max(1, window), leadTime: leadTime, producer: producer)
         let threads = max(1, min(workers, count))
         pipeline.workersRunning = threads
         var started = 0
         for _ in 0..<threads {
             do {
-                try DetachedThread.start { pipeline.work() }
+                try DetachedThread.start { [started] in pipeline.work(worker: started) }
                 started += 1
             } catch {
                 pipeline.condition.withLock { pipeline.workersRunning -= 1 }
             }
         }
         guard started > 0 else {
+            let produce = producer(0)
             for index in 0..<count { try consume(produce(index)) }
             return
         }
@@ -75,7 +82,8 @@ final class BatchPipeline<Output: Sendable>: @unchecked Sendable {
 
     /// A worker: takes the next item while the window has room, produces its result, puts it in its slot. A worker
     /// that finds the first item taken and its result not made waits for it, `leadTime` at most.
-    private func work() {
+    private func work(worker: Int) {
+        let produce = producer(worker)
         condition.lock()
         if nextToTake > 0 && !firstMade {
             let deadline = Deadline(after: leadTime)

@@ -19,7 +19,7 @@ struct BatchPipelineTests {
     @Test("every result is consumed once, in item order, though workers finish out of order")
     func inOrder() {
         var consumed: [Int] = []
-        BatchPipeline.run(count: 1000, workers: 4, window: 8, produce: Self.uneven) { consumed.append($0) }
+        BatchPipeline.run(count: 1000, workers: 4, window: 8, producer: { _ in Self.uneven }) { consumed.append($0) }
         #expect(consumed == Array(0..<1000))
     }
 
@@ -28,11 +28,13 @@ struct BatchPipelineTests {
         let outstanding = Mutex((now: 0, most: 0))
         BatchPipeline.run(
             count: 500, workers: 4, window: 16,
-            produce: { index in
-                outstanding.withLock {
-                    $0.now += 1; $0.most = max($0.most, $0.now)
+            producer: { _ in
+                { index in
+                    outstanding.withLock {
+                        $0.now += 1; $0.most = max($0.most, $0.now)
+                    }
+                    return Self.uneven(index)
                 }
-                return Self.uneven(index)
             },
             consume: { _ in outstanding.withLock { $0.now -= 1 } })
         #expect(outstanding.withLock { $0.most } <= 16)
@@ -44,9 +46,11 @@ struct BatchPipelineTests {
         #expect(throws: Stop.self) {
             try BatchPipeline.run(
                 count: 10_000, workers: 2, window: 16,
-                produce: { index in
-                    produced.add(1, ordering: .relaxed)
-                    return Self.uneven(index)
+                producer: { _ in
+                    { index in
+                        produced.add(1, ordering: .relaxed)
+                        return Self.uneven(index)
+                    }
                 },
                 consume: { (index: Int) throws(Stop) in if index == 100 { throw Stop() } })
         }
@@ -56,14 +60,14 @@ struct BatchPipelineTests {
     @Test("more workers than items: each item is still produced once and consumed in order")
     func moreWorkersThanItems() {
         var consumed: [Int] = []
-        BatchPipeline.run(count: 3, workers: 8, window: 16, produce: Self.uneven) { consumed.append($0) }
+        BatchPipeline.run(count: 3, workers: 8, window: 16, producer: { _ in Self.uneven }) { consumed.append($0) }
         #expect(consumed == [0, 1, 2])
     }
 
     @Test("a window of one item works through them one at a time, in order")
     func windowOfOne() {
         var consumed: [Int] = []
-        BatchPipeline.run(count: 50, workers: 4, window: 1, produce: Self.uneven) { consumed.append($0) }
+        BatchPipeline.run(count: 50, workers: 4, window: 1, producer: { _ in Self.uneven }) { consumed.append($0) }
         #expect(consumed == Array(0..<50))
     }
 
@@ -74,14 +78,16 @@ struct BatchPipelineTests {
         var consumed: [Int] = []
         BatchPipeline.run(
             count: 200, workers: 4, window: 16, leadTime: .seconds(60),
-            produce: { index in
-                if index == 0 {
-                    usleep(20_000)
-                    firstDone.store(true, ordering: .sequentiallyConsistent)
-                } else if !firstDone.load(ordering: .sequentiallyConsistent) {
-                    takenEarly.add(1, ordering: .relaxed)
+            producer: { _ in
+                { index in
+                    if index == 0 {
+                        usleep(20_000)
+                        firstDone.store(true, ordering: .sequentiallyConsistent)
+                    } else if !firstDone.load(ordering: .sequentiallyConsistent) {
+                        takenEarly.add(1, ordering: .relaxed)
+                    }
+                    return index
                 }
-                return index
             },
             consume: { consumed.append($0) })
         let early = takenEarly.load(ordering: .relaxed)
@@ -96,19 +102,42 @@ struct BatchPipelineTests {
         var consumed: [Int] = []
         BatchPipeline.run(
             count: 50, workers: 2, window: 16, leadTime: .milliseconds(1),
-            produce: { index in
-                if index == 0 {
-                    // Finishes only once another worker has produced item 1 (or after 10 s, failing the test).
-                    for _ in 0..<10_000 where !secondDone.load(ordering: .sequentiallyConsistent) { usleep(1000) }
-                    firstSawSecond.store(secondDone.load(ordering: .sequentiallyConsistent), ordering: .relaxed)
-                } else if index == 1 {
-                    secondDone.store(true, ordering: .sequentiallyConsistent)
+            producer: { _ in
+                { index in
+                    if index == 0 {
+                        // Finishes only once another worker has produced item 1 (or after 10 s, failing the test).
+                        for _ in 0..<10_000 where !secondDone.load(ordering: .sequentiallyConsistent) { usleep(1000) }
+                        firstSawSecond.store(secondDone.load(ordering: .sequentiallyConsistent), ordering: .relaxed)
+                    } else if index == 1 {
+                        secondDone.store(true, ordering: .sequentiallyConsistent)
+                    }
+                    return index
                 }
-                return index
             },
             consume: { consumed.append($0) })
         let sawSecond = firstSawSecond.load(ordering: .relaxed)
         #expect(sawSecond)
         #expect(consumed == Array(0..<50))
+    }
+
+    @Test("each worker makes its producer once, on its own thread, and makes its results with it")
+    func producerPerWorker() {
+        let made = Mutex<[Int: pthread_t]>([:])
+        var consumed: [(index: Int, worker: Int)] = []
+        BatchPipeline.run(
+            count: 300, workers: 3, window: 16,
+            producer: { worker in
+                made.withLock { $0[worker] = pthread_self() }
+                return { index in
+                    #expect(made.withLock { $0[worker] } == pthread_self())
+                    return (index, worker)
+                }
+            },
+            consume: { consumed.append($0) })
+        let workers = made.withLock { $0 }
+        #expect(Set(workers.keys) == [0, 1, 2])
+        #expect(Set(workers.values.map(UInt.init)).count == 3)
+        #expect(consumed.map(\.index) == Array(0..<300))
+        #expect(Set(consumed.map(\.worker)).isSubset(of: [0, 1, 2]))
     }
 }

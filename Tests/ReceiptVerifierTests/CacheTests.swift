@@ -83,6 +83,24 @@ struct CacheTests {
         }
     }
 
+    @Test("a copy with caches of its own keeps the anchors, limits and revocations, and fills only its own caches")
+    func copyWithOwnCaches() throws {
+        let chain = try TestFixtures.chain(.ecP256)
+        let signed = try TestFixtures.signed(with: .ecP256)
+        let verifier = try ReceiptVerifier(trustAnchors: [chain.root])
+        #expect(TestFixtures.code(signed, verifier) == nil)
+        let copy = verifier.withOwnCaches()
+        #expect(copy.certificateCache !== verifier.certificateCache)
+        #expect(copy.certificateCache.count == 0)
+        #expect(TestFixtures.code(signed, copy) == nil)
+        #expect(copy.certificateCache.count == 2 && verifier.certificateCache.count == 2)
+        #expect(TestFixtures.code(try TestFixtures.signed(with: .rsa2048), copy) == .untrustedChain)
+        let distrusting = try ReceiptVerifier(trustAnchors: [chain.root], revokedCertificates: [chain.intermediate])
+        #expect(TestFixtures.code(signed, distrusting.withOwnCaches()) == .untrustedChain)
+        let small = try ReceiptVerifier(trustAnchors: [chain.root], limits: VerificationLimits(maximumInputSize: 100))
+        #expect(TestFixtures.code(signed, small.withOwnCaches()) == .tooLarge)
+    }
+
     @Test("a cached failure is repeated, and a tampered receipt never reuses a good verdict")
     func cachedFailures() throws {
         let verifier = try ReceiptVerifier(trustAnchors: [TestFixtures.otherChain.get().root])
