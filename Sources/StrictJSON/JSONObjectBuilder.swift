@@ -4,8 +4,8 @@
 /// tree.
 ///
 /// Each key is added at most once per object: a builder does not look for an earlier member with the same key.
-/// Keys are ``JSONKey``s, made once for objects written often; every method also takes a `String` key, whose
-/// text is then made at each call.
+/// Keys are ``JSONKey``s, made once for objects written often; every method also takes a `String` key, scanned
+/// for escapes at each member.
 public protocol JSONObjectBuilder {
     /// Adds the member `key` with `value`.
     mutating func add(_ key: JSONKey, _ value: JSONValue)
