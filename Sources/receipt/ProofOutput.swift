@@ -26,7 +26,7 @@ enum ProofOutput {
             switch proof {
             case .appReceipt(let verified):
                 object.addObject(Keys.receipt) { verified.receipt.addVerifyReceiptJSON(to: &$0, pacificTime: nil) }
-            case .legacyTransactionReceipt(let verified): object.add("receipt", .object(verified.verifyReceiptJSON))
+            case .legacyTransactionReceipt(let verified): object.add(Keys.receipt, .object(verified.verifyReceiptJSON))
             case .signedTransaction(_, let jws): signedData(.transaction, jws, to: &object)
             case .signedRenewalInfo(_, let jws): signedData(.renewalInfo, jws, to: &object)
             case .signedAppTransaction(_, let jws): signedData(.appTransaction, jws, to: &object)
