@@ -74,7 +74,8 @@ let package = Package(
         .target(name: "ReceiptJWS", dependencies: ["ReceiptCrypto", "ReceiptDER", "ReceiptModel", "StrictJSON"]),
         .target(name: "PropertyList"),
         .target(name: "ZoneInfo"),
-        .target(name: "Threads"),
+        .target(name: "CReceiptThreadPlacement"),
+        .target(name: "Threads", dependencies: ["CReceiptThreadPlacement"]),
         .target(
             name: "LegacyReceipt",
             dependencies: ["PropertyList", "ReceiptCrypto", "ReceiptDER", "ReceiptModel", "StrictJSON"]

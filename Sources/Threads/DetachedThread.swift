@@ -1,3 +1,4 @@
+import CReceiptThreadPlacement
 import Glibc
 
 /// Threads of their own for work that runs beside the caller's (a pool's workers, a server's front door, a queue's
@@ -7,23 +8,45 @@ public enum DetachedThread {
     /// Starts a thread that runs `body` and ends; returns at once. The thread holds `body`, and what it captures,
     /// until `body` returns. Throws when the system cannot make a thread (it is out of threads or memory); `body`
     /// is then released without running.
+    ///
+    /// The thread starts on another CPU than the caller's, when the caller may use more than one, and may then run
+    /// on any of the caller's CPUs. Linux otherwise queues a new thread on its creator's CPU, where it waits for the
+    /// creator to block or for the load balancer, a few milliseconds later, while the other CPUs sit idle: two
+    /// pieces of work started side by side ran one after the other.
     public static func start(_ body: @escaping @Sendable () -> Void) throws(ThreadStartError) {
-        let context = Unmanaged.passRetained(Body(body)).toOpaque()
-        var thread = pthread_t()
-        let created = pthread_create(&thread, nil, runDetachedThread, context)
-        guard created == 0 else {
-            Unmanaged<Body>.fromOpaque(context).release()
-            throw ThreadStartError(reason: String(cString: strerror(created)))
+        var attributes = pthread_attr_t()
+        pthread_attr_init(&attributes)
+        defer { pthread_attr_destroy(&attributes) }
+        var allowed = cpu_set_t()
+        let placed = receipt_thread_start_elsewhere(&attributes, &allowed) == 1
+        var created = create(Body(body, allowed: placed ? allowed : nil), attributes: &attributes)
+        if created != 0 && placed {
+            created = create(Body(body, allowed: nil), attributes: nil)
         }
-        pthread_detach(thread)
+        guard created == 0 else { throw ThreadStartError(reason: String(cString: strerror(created))) }
     }
 
-    /// What a new thread runs, handed to it through `pthread_create`'s context pointer.
+    /// Creates a detached thread that runs `body`; returns pthread_create's result. On failure `body` is released.
+    private static func create(_ body: Body, attributes: UnsafePointer<pthread_attr_t>?) -> Int32 {
+        let context = Unmanaged.passRetained(body).toOpaque()
+        var thread = pthread_t()
+        let created = pthread_create(&thread, attributes, runDetachedThread, context)
+        guard created == 0 else {
+            Unmanaged<Body>.fromOpaque(context).release()
+            return created
+        }
+        pthread_detach(thread)
+        return 0
+    }
+
+    /// What a new thread runs, and the CPUs it takes back when it was started away from its creator's CPU.
     fileprivate final class Body: Sendable {
         let run: @Sendable () -> Void
+        let allowed: cpu_set_t?
 
-        init(_ run: @escaping @Sendable () -> Void) {
+        init(_ run: @escaping @Sendable () -> Void, allowed: cpu_set_t?) {
             self.run = run
+            self.allowed = allowed
         }
     }
 }
@@ -40,9 +63,15 @@ public struct ThreadStartError: Error, Hashable, Sendable, CustomStringConvertib
     public var description: String { "cannot start a thread: \(reason)" }
 }
 
-/// A new thread's start: takes over the ``DetachedThread/Body`` passed to it (released when it returns) and runs it.
+/// A new thread's start: takes over the ``DetachedThread/Body`` passed to it (released when it returns), takes back
+/// its creator's CPUs and runs it.
 private func runDetachedThread(_ context: UnsafeMutableRawPointer?) -> UnsafeMutableRawPointer? {
     guard let context else { return nil }
-    Unmanaged<DetachedThread.Body>.fromOpaque(context).takeRetainedValue().run()
+    let body = Unmanaged<DetachedThread.Body>.fromOpaque(context).takeRetainedValue()
+    if var allowed = body.allowed {
+        // Should the system refuse, the thread keeps to the other CPUs: it may wait for them, and still runs.
+        _ = receipt_thread_allow(&allowed)
+    }
+    body.run()
     return nil
 }

@@ -11,6 +11,8 @@ private final class Shared: @unchecked Sendable {
     var go = false
     var woken = 0
     var released = 0
+    var allowedCPUs: String?
+    var cpu: Int?
 }
 
 /// How long a test waits for what should happen at once before it fails rather than hangs.
@@ -126,6 +128,54 @@ struct ThreadsTests {
         #expect(condition.withLock { shared.woken == 1 && shared.go })
     }
 
+    @Test("a started thread may run on every CPU its caller may run on")
+    func startedThreadTakesBackTheCallersCPUs() throws {
+        let callers = try #require(allowedCPUs())
+        let condition = Condition()
+        let shared = Shared()
+        try DetachedThread.start {
+            let allowed = allowedCPUs()
+            condition.withLock {
+                shared.allowedCPUs = allowed ?? "unreadable"
+                condition.broadcast()
+            }
+        }
+        let deadline = Deadline(after: .seconds(10))
+        let seen = condition.withLock { () -> String? in
+            while shared.allowedCPUs == nil {
+                guard condition.wait(until: deadline) else { return nil }
+            }
+            return shared.allowedCPUs
+        }
+        #expect(seen == callers)
+    }
+
+    @Test("a thread started beside a busy caller starts on another CPU, when the caller may use more than one")
+    func startedThreadStartsAwayFromTheCaller() throws {
+        let callers = try #require(allowedCPUs())
+        let condition = Condition()
+        let shared = Shared()
+        // Busy for a while first, as a caller that starts work beside its own is; the scheduler's load figures for
+        // its CPU then say so.
+        let busy = Deadline(after: .milliseconds(20))
+        while Deadline.now < busy {}
+        let callersCPU = try #require(currentCPU())
+        try DetachedThread.start {
+            let cpu = currentCPU() ?? -1
+            condition.withLock { shared.cpu = cpu }
+        }
+        // The caller stays busy on its CPU until the thread has run: a thread queued behind it would wait here.
+        let deadline = Deadline(after: .seconds(10))
+        var started: Int?
+        while started == nil && Deadline.now < deadline {
+            started = condition.withLock { shared.cpu }
+        }
+        let cpu = try #require(started)
+        if callers.contains(where: { $0 == "," || $0 == "-" }) {
+            #expect(cpu != callersCPU)
+        }
+    }
+
     @Test("a result computed on a thread of its own is what value gives, value waiting until it is there")
     func threadResultWaitsForItsValue() throws {
         let condition = Condition()
@@ -151,6 +201,29 @@ struct ThreadsTests {
         #expect(result.value)
         #expect(result.value)
     }
+}
+
+/// The CPUs the calling thread may run on, as Linux lists them (`0-1`); nil when they cannot be read.
+private func allowedCPUs() -> String? {
+    ownThreadFile("status")?.split(separator: "\n").first { $0.hasPrefix("Cpus_allowed_list:") }
+        .map { String($0.dropFirst("Cpus_allowed_list:".count).filter { !$0.isWhitespace }) }
+}
+
+/// The CPU the calling thread last ran on (the 39th field of its stat file), which is the one it runs on.
+private func currentCPU() -> Int? {
+    guard let stat = ownThreadFile("stat"), let end = stat.lastIndex(of: ")") else { return nil }
+    let fields = stat[stat.index(after: end)...].split(separator: " ")
+    return fields.count > 36 ? Int(fields[36]) : nil
+}
+
+/// The text of the calling thread's file `name` under /proc/thread-self.
+private func ownThreadFile(_ name: String) -> String? {
+    let descriptor = open("/proc/thread-self/\(name)", O_RDONLY)
+    guard descriptor >= 0 else { return nil }
+    defer { close(descriptor) }
+    var buffer = [UInt8](repeating: 0, count: 8192)
+    let count = read(descriptor, &buffer, buffer.count)
+    return count > 0 ? String(decoding: buffer[..<count], as: UTF8.self) : nil
 }
 
 /// Something a thread's closure holds: counts itself released in `shared`, and signals, when it goes.

@@ -1,0 +1,17 @@
+// Where a new thread starts (Linux CPU affinity): the cpu_set_t macros that Swift cannot import, behind two functions.
+#ifndef C_RECEIPT_THREAD_PLACEMENT_H
+#define C_RECEIPT_THREAD_PLACEMENT_H
+
+#include <pthread.h>
+#include <sched.h>
+
+/// Sets `attributes` so that a thread created with them starts on one of the calling thread's allowed CPUs other
+/// than the one it runs on now, and stores the calling thread's allowed CPUs in `allowed`, for the new thread to
+/// take back with `receipt_thread_allow`. Returns 1 when set; 0, with `attributes` unchanged, when the calling
+/// thread may run on one CPU only or its CPUs cannot be read.
+int receipt_thread_start_elsewhere(pthread_attr_t *attributes, cpu_set_t *allowed);
+
+/// Lets the calling thread run on the CPUs in `allowed`. Returns 0, or the error number.
+int receipt_thread_allow(const cpu_set_t *allowed);
+
+#endif

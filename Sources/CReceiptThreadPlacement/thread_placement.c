@@ -1,0 +1,17 @@
+#define _GNU_SOURCE
+#include "CReceiptThreadPlacement.h"
+
+#include <errno.h>
+
+int receipt_thread_start_elsewhere(pthread_attr_t *attributes, cpu_set_t *allowed) {
+    if (sched_getaffinity(0, sizeof(*allowed), allowed) != 0) return 0;
+    int current = sched_getcpu();
+    if (current < 0 || current >= CPU_SETSIZE || !CPU_ISSET(current, allowed) || CPU_COUNT(allowed) < 2) return 0;
+    cpu_set_t elsewhere = *allowed;
+    CPU_CLR(current, &elsewhere);
+    return pthread_attr_setaffinity_np(attributes, sizeof(elsewhere), &elsewhere) == 0;
+}
+
+int receipt_thread_allow(const cpu_set_t *allowed) {
+    return sched_setaffinity(0, sizeof(*allowed), allowed) == 0 ? 0 : errno;
+}
