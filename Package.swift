@@ -65,6 +65,7 @@ let package = Package(
             name: "ReceiptBenchmark",
             dependencies: [
                 "ReceiptCMS", "ReceiptCrypto", "ReceiptModel", "ReceiptSigner", "ReceiptVerifier", "StrictJSON",
+                "Threads",
             ]
         ),
         .target(

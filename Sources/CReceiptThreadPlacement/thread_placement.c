@@ -15,3 +15,8 @@ int receipt_thread_start_elsewhere(pthread_attr_t *attributes, cpu_set_t *allowe
 int receipt_thread_allow(const cpu_set_t *allowed) {
     return sched_setaffinity(0, sizeof(*allowed), allowed) == 0 ? 0 : errno;
 }
+
+int receipt_thread_allowed_cpu_count(void) {
+    cpu_set_t allowed;
+    return sched_getaffinity(0, sizeof(allowed), &allowed) == 0 ? CPU_COUNT(&allowed) : 0;
+}

@@ -1,4 +1,4 @@
-private import FoundationEssentials
+private import Threads
 
 /// How an ``HTTPServer`` listens and how much it accepts from each client.
 ///
@@ -69,9 +69,9 @@ public struct HTTPServerConfiguration: Sendable {
         self.waitingThreads = waitingThreads
     }
 
-    /// The number of processors currently available to this process, the default thread count.
+    /// The number of processors available to this process (``AvailableCPUs``), the default thread count.
     @usableFromInline
-    static var activeProcessorCount: Int { ProcessInfo.processInfo.activeProcessorCount }
+    static var activeProcessorCount: Int { AvailableCPUs.count }
 
     /// Throws ``HTTPServerError/Code/invalidConfiguration`` for the first field outside its documented range.
     func validate() throws(HTTPServerError) {

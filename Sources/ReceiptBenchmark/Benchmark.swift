@@ -1,5 +1,4 @@
 import Dispatch
-import FoundationEssentials
 import Glibc
 import ReceiptCMS
 import ReceiptCrypto
@@ -8,6 +7,7 @@ import ReceiptSigner
 import ReceiptVerifier
 import StrictJSON
 import Synchronization
+import Threads
 
 /// Measures verification and signing on receipts it signs itself, next to the two yardsticks that give the
 /// numbers meaning: the raw signature check with the same key (`EVP_DigestVerify`, the physical limit) and the
@@ -24,7 +24,7 @@ public enum Benchmark {
         public var threads: Int
 
         public init(
-            secondsPerRound: Double = 1, rounds: Int = 5, threads: Int = ProcessInfo.processInfo.activeProcessorCount
+            secondsPerRound: Double = 1, rounds: Int = 5, threads: Int = AvailableCPUs.count
         ) {
             self.secondsPerRound = secondsPerRound
             self.rounds = max(1, rounds)
@@ -283,12 +283,23 @@ public enum Benchmark {
     }
 
     static var machineDescription: String {
-        let cpuinfo = (try? String(contentsOfFile: "/proc/cpuinfo", encoding: .utf8)) ?? ""
+        let cpuinfo = firstBytes(of: "/proc/cpuinfo")
         let line = cpuinfo.split(separator: "\n").first { $0.hasPrefix("model name") }
         let model = line?.split(separator: ":", maxSplits: 1).last.map { field in
             String(field.drop(while: \.isWhitespace).reversed().drop(while: \.isWhitespace).reversed())
         }
-        return "\(model ?? "unknown CPU"), \(ProcessInfo.processInfo.activeProcessorCount) cores, \(openSSLVersion)"
+        return "\(model ?? "unknown CPU"), \(AvailableCPUs.count) cores, \(openSSLVersion)"
+    }
+
+    /// The first 64 KiB of the file at `path` as text (the CPU's model is on /proc/cpuinfo's fifth line); empty
+    /// when it cannot be read.
+    private static func firstBytes(of path: String) -> String {
+        let descriptor = open(path, O_RDONLY | O_CLOEXEC)
+        guard descriptor >= 0 else { return "" }
+        defer { close(descriptor) }
+        var buffer = [UInt8](repeating: 0, count: 65536)
+        let count = read(descriptor, &buffer, buffer.count)
+        return count > 0 ? String(decoding: buffer[..<count], as: UTF8.self) : ""
     }
 }
 

@@ -1,11 +1,12 @@
 import Entitlements
-import FoundationEssentials
+import Glibc
 import HTTPServer
 import ReceiptCrypto
 import ReceiptLedger
 import ReceiptSigner
 import ReceiptVerifier
 import StrictJSON
+import Threads
 
 /// A configuration the service refuses to start with: the key path (`limits.max_body_bytes`, empty for the file
 /// itself) and the rule it breaks.
@@ -97,7 +98,7 @@ public struct ServiceConfiguration: Sendable {
     /// ``ledgerConnections``, 0 resolved to the number of worker threads.
     public var effectiveLedgerConnections: Int {
         if ledgerConnections > 0 { return ledgerConnections }
-        return threads > 0 ? threads : ProcessInfo.processInfo.activeProcessorCount
+        return threads > 0 ? threads : AvailableCPUs.count
     }
 
     public init(
@@ -243,15 +244,26 @@ public struct ServiceConfiguration: Sendable {
         try readLimits(reader)
     }
 
+    /// The whole of the file at `path`, which the configuration names at `key`.
     static func read(_ path: String, for key: String) throws(ServiceConfigurationError) -> [UInt8] {
-        var isDirectory = false
-        guard FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory), !isDirectory else {
-            throw ServiceConfigurationError(path: key, rule: "cannot read \(path): no such file")
+        func failure(_ reason: String) -> ServiceConfigurationError {
+            ServiceConfigurationError(path: key, rule: "cannot read \(path): \(reason)")
         }
-        guard let data = FileManager.default.contents(atPath: path) else {
-            throw ServiceConfigurationError(path: key, rule: "cannot read \(path): permission denied")
+        var status = stat()
+        guard stat(path, &status) == 0, status.st_mode & S_IFMT != S_IFDIR else { throw failure("no such file") }
+        let descriptor = open(path, O_RDONLY | O_CLOEXEC)
+        guard descriptor >= 0 else {
+            throw failure(errno == EACCES ? "permission denied" : String(cString: strerror(errno)))
         }
-        return [UInt8](data)
+        defer { close(descriptor) }
+        var bytes: [UInt8] = []
+        var chunk = [UInt8](repeating: 0, count: 65536)
+        while true {
+            let count = Glibc.read(descriptor, &chunk, chunk.count)
+            if count == 0 { return bytes }
+            guard count > 0 || errno == EINTR else { throw failure(String(cString: strerror(errno))) }
+            bytes += chunk[..<max(count, 0)]
+        }
     }
 
     /// `HOST:PORT`: an IPv4 literal, a host name or a bracketed IPv6 literal.

@@ -1,4 +1,3 @@
-import FoundationEssentials
 import Glibc
 import ReceiptCrypto
 import ReceiptSigner
@@ -54,13 +53,11 @@ enum CertsCommand {
         } catch {
             throw .rejected("creating the chain failed: \(error)")
         }
-        do {
-            try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
-        } catch {
-            throw .io("cannot create \(directory): \(reason(error))")
+        if let failure = Files.makeDirectories(directory) {
+            throw .io("cannot create \(directory): \(failure)")
         }
-        let paths = files.map { URL(fileURLWithPath: directory).appendingPathComponent($0.name).path }
-        if let existing = paths.first(where: { FileManager.default.fileExists(atPath: $0) }) {
+        let paths = files.map { Files.path($0.name, in: directory) }
+        if let existing = paths.first(where: Files.exists) {
             throw .io("\(existing) already exists; nothing was written (choose an empty directory)")
         }
         var written: [String] = []
@@ -83,11 +80,5 @@ enum CertsCommand {
 
             """
         Files.writeStandardOutput(Array(summary.utf8))
-    }
-
-    /// Why FileManager could not create a directory: the system's error behind its own, in strerror's words.
-    private static func reason(_ error: any Error) -> String {
-        guard let system = (error as? CocoaError)?.underlying as? POSIXError else { return "\(error)" }
-        return String(cString: strerror(system.code.rawValue))
     }
 }

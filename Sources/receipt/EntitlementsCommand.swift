@@ -1,7 +1,7 @@
 import Entitlements
-import FoundationEssentials
 import PurchaseVerifier
 import ReceiptModel
+import ReceiptService
 import ReceiptVerifier
 import StrictJSON
 
@@ -34,7 +34,7 @@ enum EntitlementsCommand {
         let parsed = try Arguments(arguments, spec: options)
         guard !parsed.positionals.isEmpty else { throw .usage("at least one RECEIPT file is required") }
         guard let catalogPath = try parsed.single("--catalog") else { throw .usage("--catalog is required") }
-        var now = ReceiptDate(millisecondsSince1970: Int64((Date().timeIntervalSince1970 * 1000).rounded(.down)))
+        var now = ReceiptService.systemTime()
         if let text = try parsed.single("--now") {
             guard let date = ReceiptDate(rfc3339: text) else {
                 throw .usage("--now \"\(text)\" is not an RFC 3339 time (e.g. 2024-06-15T12:00:00Z)")

@@ -1,4 +1,3 @@
-import FoundationEssentials
 import Glibc
 
 /// Reading inputs and writing outputs without ever leaving a partial file behind.
@@ -79,10 +78,8 @@ enum Files {
     static func write(_ bytes: [UInt8], to path: String, mode: mode_t = 0o644, replace: Bool = true)
         throws(CommandFailure)
     {
-        let url = URL(fileURLWithPath: path)
-        let temporary = url.deletingLastPathComponent()
-            .appendingPathComponent(".\(url.lastPathComponent).\(getpid()).\(UInt32.random(in: 0...UInt32.max)).tmp")
-            .path
+        let slash = path.lastIndex(of: "/").map { path.index(after: $0) } ?? path.startIndex
+        let temporary = "\(path[..<slash]).\(path[slash...]).\(getpid()).\(UInt32.random(in: 0...UInt32.max)).tmp"
         let descriptor = open(temporary, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, mode)
         guard descriptor >= 0 else { throw .io("cannot write \(path): \(lastError)") }
         var failure = write(bytes, to: descriptor)
@@ -97,6 +94,31 @@ enum Files {
         }
         unlink(temporary)
         if let failure { throw .io("cannot write \(path): \(failure)") }
+    }
+
+    /// `name` in `directory`.
+    static func path(_ name: String, in directory: String) -> String {
+        directory.hasSuffix("/") ? directory + name : directory + "/" + name
+    }
+
+    /// Whether there is something at `path`: a file, a directory, or a symbolic link to one.
+    static func exists(_ path: String) -> Bool {
+        var status = stat()
+        return stat(path, &status) == 0
+    }
+
+    /// Makes the directory `path` and the ones above it that are missing, as `mkdir -p` does. Nil when the directory
+    /// is there afterwards; otherwise why not (strerror's words).
+    static func makeDirectories(_ path: String) -> String? {
+        var prefix = path.hasPrefix("/") ? "/" : ""
+        for component in path.split(separator: "/") {
+            prefix += component
+            if mkdir(prefix, 0o777) != 0 && errno != EEXIST { return lastError }
+            prefix += "/"
+        }
+        var status = stat()
+        guard stat(path, &status) == 0 else { return lastError }
+        return status.st_mode & S_IFMT == S_IFDIR ? nil : String(cString: strerror(ENOTDIR))
     }
 
     /// Writes all of `bytes` to standard output; when that fails (a closed descriptor, a full disk) says so on

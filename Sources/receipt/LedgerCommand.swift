@@ -1,4 +1,3 @@
-import FoundationEssentials
 import ReceiptCrypto
 import ReceiptLedger
 
@@ -66,7 +65,7 @@ enum LedgerCommand {
         -> any LedgerStore
     {
         let location = LedgerLocation(text)
-        if mustExist, case .sqlite(let path) = location, !FileManager.default.fileExists(atPath: path) {
+        if mustExist, case .sqlite(let path) = location, !Files.exists(path) {
             throw .io("\(path): no such ledger file")
         }
         do {

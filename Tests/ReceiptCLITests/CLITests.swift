@@ -69,6 +69,28 @@ struct CLITests {
         #expect(try runner.read("dev/root-ca.key") == before)
     }
 
+    @Test("certs create makes the directories above its directory that are missing, and names the root to trust")
+    func certsCreateMakesMissingDirectories() throws {
+        let runner = try CLIRunner()
+        let created = try runner.run(["certs", "create", "keys/test/dev/", "--algorithm", "ec"])
+        #expect(created.status == 0)
+        #expect(created.output.contains("--trust keys/test/dev/root-ca.pem)"), "\(created.output)")
+        #expect(try runner.read("keys/test/dev/receipt-signer.key").count > 0)
+    }
+
+    @Test("certs create into a path that is a file, or under one, fails with the system's reason and writes nothing")
+    func certsCreateOverAFileFails() throws {
+        let runner = try CLIRunner()
+        try runner.write("taken", "not a directory")
+        for directory in ["taken", "taken/dev"] {
+            let result = try runner.run(["certs", "create", directory])
+            #expect(result.status == 3)
+            #expect(
+                result.standardError.contains("cannot create \(directory): Not a directory"), "\(result.standardError)")
+        }
+        #expect(try runner.read("taken") == Array("not a directory".utf8))
+    }
+
     @Test("sign then verify: valid, with the purchases in verifyReceipt's JSON", arguments: ["rsa", "ec"])
     func signAndVerify(_ algorithm: String) throws {
         let runner = try CLIRunner()

@@ -204,7 +204,7 @@ struct ThreadsTests {
 }
 
 /// The CPUs the calling thread may run on, as Linux lists them (`0-1`); nil when they cannot be read.
-private func allowedCPUs() -> String? {
+func allowedCPUs() -> String? {
     ownThreadFile("status")?.split(separator: "\n").first { $0.hasPrefix("Cpus_allowed_list:") }
         .map { String($0.dropFirst("Cpus_allowed_list:".count).filter { !$0.isWhitespace }) }
 }

@@ -1,4 +1,4 @@
-// Where a new thread starts (Linux CPU affinity): the cpu_set_t macros that Swift cannot import, behind two functions.
+// Where threads run (Linux CPU affinity): the cpu_set_t macros that Swift cannot import, behind three functions.
 #ifndef C_RECEIPT_THREAD_PLACEMENT_H
 #define C_RECEIPT_THREAD_PLACEMENT_H
 
@@ -13,5 +13,8 @@ int receipt_thread_start_elsewhere(pthread_attr_t *attributes, cpu_set_t *allowe
 
 /// Lets the calling thread run on the CPUs in `allowed`. Returns 0, or the error number.
 int receipt_thread_allow(const cpu_set_t *allowed);
+
+/// How many CPUs the calling thread may run on, or 0 when they cannot be read.
+int receipt_thread_allowed_cpu_count(void);
 
 #endif

@@ -1,0 +1,40 @@
+import Testing
+
+@testable import Threads
+
+@Suite("AvailableCPUs: how many threads of this process can run at once")
+struct AvailableCPUsTests {
+    @Test("the count is at least one and at most the CPUs this thread may run on")
+    func countWithinAffinity() throws {
+        let allowed = try #require(allowedCPUCount())
+        #expect((1...allowed).contains(AvailableCPUs.count))
+    }
+
+    @Test(
+        "a cgroup cpu.max quota counts the CPUs it pays for, rounded up",
+        arguments: [("100000 100000", 1), ("150000 100000", 2), ("50000 100000", 1), ("400000 100000", 4)])
+    func cgroupQuota(_ line: String, _ cpus: Int) {
+        #expect(AvailableCPUs.cgroupLimit(cpuMax: line) == cpus)
+    }
+
+    @Test(
+        "no limit, a missing file or a line that is not QUOTA PERIOD sets no cap",
+        arguments: ["max 100000", "", "100000", "a b", "0 100000", "100000 0", "-1 100000", "1 2 3"] as [String?] + [
+            nil
+        ])
+    func noCgroupQuota(_ line: String?) {
+        #expect(AvailableCPUs.cgroupLimit(cpuMax: line) == nil)
+    }
+}
+
+/// The CPUs the calling thread may run on, counted from Linux's list of them (`0-3,6`).
+private func allowedCPUCount() -> Int? {
+    guard let list = allowedCPUs() else { return nil }
+    var count = 0
+    for range in list.split(separator: ",") {
+        let bounds = range.split(separator: "-").compactMap { Int($0) }
+        guard let first = bounds.first, let last = bounds.last else { return nil }
+        count += last - first + 1
+    }
+    return count
+}
