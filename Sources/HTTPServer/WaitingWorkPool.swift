@@ -23,7 +23,7 @@ final class WaitingWorkPool: @unchecked Sendable {
         running = max(threads, 1)
         for made in 0..<running {
             do {
-                try DetachedThread.start { [self] in work() }
+                try DetachedThread.start(member: made) { [self] in work() }
             } catch {
                 condition.withLock { running = made }
                 finish()

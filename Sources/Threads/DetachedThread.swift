@@ -14,11 +14,29 @@ public enum DetachedThread {
     /// creator to block or for the load balancer, a few milliseconds later, while the other CPUs sit idle: two
     /// pieces of work started side by side ran one after the other.
     public static func start(_ body: @escaping @Sendable () -> Void) throws(ThreadStartError) {
+        try start(body) { receipt_thread_start_elsewhere(&$0, &$1) }
+    }
+
+    /// Starts a thread as ``start(_:)`` does, as member `member` (from 0) of a group started together, such as a
+    /// pool's workers. It starts on the caller's CPU `member + 1` places after the caller's own, counting the CPUs
+    /// the caller may use in order and around, so that a group as large as the CPUs starts one on each, the last on
+    /// the caller's own (which a caller that then waits for the group leaves free). Started each beside the caller,
+    /// they would all start on the other CPU of two and take turns there until the load balancer moved one.
+    public static func start(member: Int, _ body: @escaping @Sendable () -> Void) throws(ThreadStartError) {
+        let offset = Int32(clamping: member &+ 1)
+        try start(body) { receipt_thread_start_after(&$0, &$1, offset) }
+    }
+
+    /// Starts a thread that runs `body`, created with the CPUs `place` sets in its attributes when it returns 1;
+    /// `place` also fills in the caller's CPUs, which the thread takes back.
+    private static func start(
+        _ body: @escaping @Sendable () -> Void, placing place: (inout pthread_attr_t, inout cpu_set_t) -> Int32
+    ) throws(ThreadStartError) {
         var attributes = pthread_attr_t()
         pthread_attr_init(&attributes)
         defer { pthread_attr_destroy(&attributes) }
         var allowed = cpu_set_t()
-        let placed = receipt_thread_start_elsewhere(&attributes, &allowed) == 1
+        let placed = place(&attributes, &allowed) == 1
         var created = create(Body(body, allowed: placed ? allowed : nil), attributes: &attributes)
         if created != 0 && placed {
             created = create(Body(body, allowed: nil), attributes: nil)

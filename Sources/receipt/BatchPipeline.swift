@@ -66,7 +66,7 @@ final class BatchPipeline<Output: Sendable>: @unchecked Sendable {
         var started = 0
         for _ in 0..<threads {
             do {
-                try DetachedThread.start { [started] in pipeline.work(worker: started) }
+                try DetachedThread.start(member: started) { [started] in pipeline.work(worker: started) }
                 started += 1
             } catch {
                 pipeline.condition.withLock { pipeline.workersRunning -= 1 }

@@ -6,7 +6,7 @@ import Testing
 struct AvailableCPUsTests {
     @Test("the count is at least one and at most the CPUs this thread may run on")
     func countWithinAffinity() throws {
-        let allowed = try #require(allowedCPUCount())
+        let allowed = try #require(allowedCPUs().flatMap(cpuNumbers)).count
         #expect((1...allowed).contains(AvailableCPUs.count))
     }
 
@@ -25,16 +25,4 @@ struct AvailableCPUsTests {
     func noCgroupQuota(_ line: String?) {
         #expect(AvailableCPUs.cgroupLimit(cpuMax: line) == nil)
     }
-}
-
-/// The CPUs the calling thread may run on, counted from Linux's list of them (`0-3,6`).
-private func allowedCPUCount() -> Int? {
-    guard let list = allowedCPUs() else { return nil }
-    var count = 0
-    for range in list.split(separator: ",") {
-        let bounds = range.split(separator: "-").compactMap { Int($0) }
-        guard let first = bounds.first, let last = bounds.last else { return nil }
-        count += last - first + 1
-    }
-    return count
 }

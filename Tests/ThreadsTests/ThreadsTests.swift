@@ -176,6 +176,34 @@ struct ThreadsTests {
         }
     }
 
+    @Test("the members of a group of threads start each on the next of the caller's CPUs, counting around")
+    func groupMembersStartOnSuccessiveCPUs() throws {
+        let cpus = try #require(allowedCPUs().flatMap(cpuNumbers))
+        for member in 0...cpus.count {
+            var checked = false
+            // The caller may move to another CPU while it starts the thread; such an attempt tells nothing.
+            for _ in 0..<20 where !checked {
+                let condition = Condition()
+                let shared = Shared()
+                let before = try #require(currentCPU())
+                try DetachedThread.start(member: member) {
+                    let cpu = currentCPU() ?? -1
+                    condition.withLock { shared.cpu = cpu }
+                }
+                let after = currentCPU()
+                let deadline = Deadline(after: .seconds(10))
+                var started: Int?
+                while started == nil && Deadline.now < deadline {
+                    started = condition.withLock { shared.cpu }
+                }
+                guard before == after, let position = cpus.firstIndex(of: before) else { continue }
+                #expect(started == cpus[(position + member + 1) % cpus.count], "member \(member) of CPUs \(cpus)")
+                checked = true
+            }
+            #expect(checked)
+        }
+    }
+
     @Test("a result computed on a thread of its own is what value gives, value waiting until it is there")
     func threadResultWaitsForItsValue() throws {
         let condition = Condition()
@@ -207,6 +235,17 @@ struct ThreadsTests {
 func allowedCPUs() -> String? {
     ownThreadFile("status")?.split(separator: "\n").first { $0.hasPrefix("Cpus_allowed_list:") }
         .map { String($0.dropFirst("Cpus_allowed_list:".count).filter { !$0.isWhitespace }) }
+}
+
+/// The CPU numbers of a Linux CPU list (`0-3,6`), in order; nil when it is not one.
+func cpuNumbers(_ list: String) -> [Int]? {
+    var numbers: [Int] = []
+    for range in list.split(separator: ",") {
+        let bounds = range.split(separator: "-").map { Int($0) }
+        guard let first = bounds.first ?? nil, let last = bounds.last ?? nil, first <= last else { return nil }
+        numbers += first...last
+    }
+    return numbers
 }
 
 /// The CPU the calling thread last ran on (the 39th field of its stat file), which is the one it runs on.

@@ -1,4 +1,4 @@
-// Where threads run (Linux CPU affinity): the cpu_set_t macros that Swift cannot import, behind three functions.
+// Where threads run (Linux CPU affinity): the cpu_set_t macros that Swift cannot import, behind four functions.
 #ifndef C_RECEIPT_THREAD_PLACEMENT_H
 #define C_RECEIPT_THREAD_PLACEMENT_H
 
@@ -10,6 +10,13 @@
 /// take back with `receipt_thread_allow`. Returns 1 when set; 0, with `attributes` unchanged, when the calling
 /// thread may run on one CPU only or its CPUs cannot be read.
 int receipt_thread_start_elsewhere(pthread_attr_t *attributes, cpu_set_t *allowed);
+
+/// Sets `attributes` so that a thread created with them starts on the calling thread's allowed CPU that comes
+/// `offset` places after the one it runs on now, counting the allowed CPUs in order and around (with 2 CPUs, offset
+/// 1 is the other one and offset 2 the caller's own), and stores the calling thread's allowed CPUs in `allowed`.
+/// Returns 1 when set; 0, with `attributes` unchanged, when the calling thread may run on one CPU only or its CPUs
+/// cannot be read.
+int receipt_thread_start_after(pthread_attr_t *attributes, cpu_set_t *allowed, int offset);
 
 /// Lets the calling thread run on the CPUs in `allowed`. Returns 0, or the error number.
 int receipt_thread_allow(const cpu_set_t *allowed);
