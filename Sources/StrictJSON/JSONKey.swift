@@ -28,17 +28,27 @@ public struct JSONKey: Hashable, Sendable {
     /// The key itself.
     public var name: String { literal?.description ?? madeName }
 
-    /// Appends `"name":`, after a `,` unless `first`.
-    func write(to output: inout [UInt8], first: Bool) {
-        if !first { output.append(UInt8(ascii: ",")) }
-        if let literal {
-            output.append(UInt8(ascii: "\""))
-            literal.withUTF8Buffer { output.append(contentsOf: $0) }
-            output.append(UInt8(ascii: "\""))
-        } else {
+    /// Appends `"name":`, after a `,` unless `first`, and then the `extra` bytes at most that `then` appends.
+    func write(
+        to output: inout [UInt8], first: Bool, then extra: Int = 0, _ then: (inout OutputSpan<UInt8>) -> Void = { _ in }
+    ) {
+        guard let literal else {
+            if !first { output.append(UInt8(ascii: ",")) }
             JSONStringWriter.write(madeName, to: &output)
+            output.append(UInt8(ascii: ":"))
+            output.append(addingCapacity: extra, initializingWith: then)
+            return
         }
-        output.append(UInt8(ascii: ":"))
+        literal.withUTF8Buffer { name in
+            output.append(addingCapacity: name.count + 4 + extra) { span in
+                if !first { span.append(UInt8(ascii: ",")) }
+                span.append(UInt8(ascii: "\""))
+                span.append(copying: name)
+                span.append(UInt8(ascii: "\""))
+                span.append(UInt8(ascii: ":"))
+                then(&span)
+            }
+        }
     }
 
     public static func == (lhs: JSONKey, rhs: JSONKey) -> Bool {
@@ -47,5 +57,16 @@ public struct JSONKey: Hashable, Sendable {
 
     public func hash(into hasher: inout Hasher) {
         hasher.combine(name)
+    }
+}
+
+extension OutputSpan where Element == UInt8 {
+    /// Appends `bytes`, for which there must be room, in one copy.
+    mutating func append(copying bytes: UnsafeBufferPointer<UInt8>) {
+        withUnsafeMutableBufferPointer { buffer, initialized in
+            precondition(buffer.count - initialized >= bytes.count, "no room for the bytes")
+            _ = UnsafeMutableBufferPointer(rebasing: buffer[initialized...]).initialize(fromContentsOf: bytes)
+            initialized += bytes.count
+        }
     }
 }

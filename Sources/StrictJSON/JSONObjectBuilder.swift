@@ -163,8 +163,21 @@ public struct JSONObjectWriter: JSONObjectBuilder {
     }
 
     public mutating func add(_ key: JSONKey, string value: String) {
-        writeKey(key)
-        JSONStringWriter.write(value, to: &output)
+        // Text that needs no escape (most of it) is written with its key in one piece.
+        let written = value.utf8.withContiguousStorageIfAvailable { bytes in
+            guard JSONStringWriter.nextEscape(in: bytes, from: 0) == nil else { return false }
+            key.write(to: &output, first: empty, then: bytes.count + 2) { span in
+                span.append(UInt8(ascii: "\""))
+                span.append(copying: bytes)
+                span.append(UInt8(ascii: "\""))
+            }
+            return true
+        }
+        if written != true {
+            key.write(to: &output, first: empty)
+            JSONStringWriter.write(value, to: &output)
+        }
+        empty = false
     }
 
     public mutating func add(_ key: JSONKey, integer value: Int64) {
@@ -173,12 +186,15 @@ public struct JSONObjectWriter: JSONObjectBuilder {
     }
 
     public mutating func add(_ key: JSONKey, asciiCount count: Int, _ write: (inout OutputSpan<UInt8>) -> Void) {
-        writeKey(key)
-        output.append(UInt8(ascii: "\""))
-        let start = output.count
-        output.append(addingCapacity: count, initializingWith: write)
-        assert(!output[start...].contains(where: JSONStringWriter.needsEscape), "text that needs escapes")
-        output.append(UInt8(ascii: "\""))
+        key.write(to: &output, first: empty, then: count + 2) { span in
+            span.append(UInt8(ascii: "\""))
+            let start = span.count
+            write(&span)
+            assert(
+                (start..<span.count).allSatisfy { !JSONStringWriter.needsEscape(span[$0]) }, "text that needs escapes")
+            span.append(UInt8(ascii: "\""))
+        }
+        empty = false
     }
 
     public mutating func addObject(_ key: JSONKey, _ build: (inout JSONObjectWriter) -> Void) {
