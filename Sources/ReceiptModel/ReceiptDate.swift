@@ -366,34 +366,3 @@ private struct DateScanner {
         return milliseconds
     }
 }
-
-extension Int64 {
-    /// How many bytes ``appendDecimal(to:)`` writes: the decimal digits, with a `-` before them when negative.
-    var decimalCount: Int {
-        var count = self < 0 ? 2 : 1
-        var rest = magnitude
-        while rest >= 10 {
-            rest /= 10
-            count += 1
-        }
-        return count
-    }
-
-    /// Appends the decimal text `String(self)` holds, ``decimalCount`` bytes, without making the string: the
-    /// digits are appended lowest first, then put in order.
-    func appendDecimal(to output: inout OutputSpan<UInt8>) {
-        if self < 0 { output.append(UInt8(ascii: "-")) }
-        var low = output.count
-        var rest = magnitude
-        repeat {
-            output.append(UInt8(ascii: "0") + UInt8(truncatingIfNeeded: rest % 10))
-            rest /= 10
-        } while rest > 0
-        var high = output.count - 1
-        while low < high {
-            output.swapAt(low, high)
-            low += 1
-            high -= 1
-        }
-    }
-}

@@ -181,8 +181,8 @@ public struct JSONObjectWriter: JSONObjectBuilder {
     }
 
     public mutating func add(_ key: JSONKey, integer value: Int64) {
-        writeKey(key)
-        output.append(contentsOf: String(value).utf8)
+        key.write(to: &output, first: empty, then: value.decimalCount) { value.appendDecimal(to: &$0) }
+        empty = false
     }
 
     public mutating func add(_ key: JSONKey, asciiCount count: Int, _ write: (inout OutputSpan<UInt8>) -> Void) {
