@@ -11,11 +11,13 @@ extension Int64 {
         return self < 0 ? count + 1 : count
     }
 
-    /// Appends the bytes of `String(self)`, ``decimalCount`` of them, without making the string: the digits are
-    /// written from the last one back, where they go.
+    /// Appends the bytes of `String(self)`, ``decimalCount`` of them, for which `output` must have room, without
+    /// making the string: the digits are written from the last one back, where they go.
     public func appendDecimal(to output: inout OutputSpan<UInt8>) {
         let count = decimalCount
         output.withUnsafeMutableBufferPointer { buffer, initialized in
+            // Room is reserved by the caller, as for OutputSpan.append, which stops the same way when there is none:
+            // writing past it would write outside the buffer.
             precondition(buffer.count - initialized >= count, "no room for the digits")
             var position = initialized + count
             var rest = magnitude

@@ -64,6 +64,7 @@ extension OutputSpan where Element == UInt8 {
     /// Appends `bytes`, for which there must be room, in one copy.
     mutating func append(copying bytes: UnsafeBufferPointer<UInt8>) {
         withUnsafeMutableBufferPointer { buffer, initialized in
+            // Every caller reserves the room first; like OutputSpan.append, stop rather than write outside the buffer.
             precondition(buffer.count - initialized >= bytes.count, "no room for the bytes")
             _ = UnsafeMutableBufferPointer(rebasing: buffer[initialized...]).initialize(fromContentsOf: bytes)
             initialized += bytes.count
