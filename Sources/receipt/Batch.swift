@@ -3,9 +3,9 @@ import PurchaseVerifier
 import ReceiptVerifier
 import StrictJSON
 
-/// `receipt verify` over many files: worker threads on all cores each read, verify and format one file at a time,
-/// and the calling thread writes their lines in input order (``BatchPipeline``), with memory that does not grow
-/// with the number of files. A batch that verifies nothing fails.
+/// `receipt verify` over many files: worker threads on all cores (the calling thread one of them) each read, verify
+/// and format one file at a time, and write the lines that are due in input order, one worker at a time
+/// (``BatchPipeline``), with memory that does not grow with the number of files. A batch that verifies nothing fails.
 enum Batch {
     /// Lines held at once per worker, in flight or waiting their turn to be written: room for the files after a
     /// slow one to go on while it is verified.

@@ -1,12 +1,13 @@
 import Threads
 
-/// Work on numbered items spread over worker threads, its results handed to the calling thread in item order,
-/// with a bounded window: a worker takes an item only while fewer than `window` items are taken and not yet
-/// consumed, so at most `window` results are held (in the making, waiting, or being consumed) however many items
-/// there are.
+/// Work on numbered items spread over threads, its results consumed in item order, with a bounded window: a worker
+/// takes an item only while fewer than `window` items are taken and not yet consumed, so at most `window` results
+/// are held (in the making, waiting, or being consumed) however many items there are.
 ///
-/// The calling thread sleeps until the first result it lacks is there and either half the window is ready, a worker
-/// waits for room, or every item is taken: it is woken about twice per window, not once per item.
+/// There is no consuming thread: the worker that makes a result which lets the next ones in order go consumes them
+/// itself, one worker at a time, and the calling thread is worker 0. A thread of its own for the consumer made three
+/// threads for two cores: each time a worker woke it, Linux ran it on that worker's CPU, the worker waited behind it,
+/// and the other CPU often idled (a 2,000-file batch spent about a tenth of its time with one CPU idle that way).
 ///
 /// The first item is started alone: the other workers take items once its result is in, or once `leadTime` has
 /// passed. The first item pays what is done once per process (OpenSSL building its decoders and fetching
@@ -14,157 +15,148 @@ import Threads
 /// certificates at once wait on each other's locks. Here a first receipt takes about 1.1 ms, its certificates decoded
 /// in the first half: the others starting at 0.5 ms ran 2,000 files 0.7 ms faster than waiting for the whole of it,
 /// and 1.6 ms faster than starting at 0.2 ms.
-final class BatchPipeline<Output: Sendable>: @unchecked Sendable {
+final class BatchPipeline<Output: Sendable, Failure: Error>: @unchecked Sendable {
     private let count: Int
     private let window: Int
     private let leadTime: Duration
     private let producer: @Sendable (Int) -> (Int) -> Output
-    /// Guards every property below, and is what both sides wait on.
+    /// What consumes the results. Not `Sendable`: one worker at a time calls it (see ``consumeDue()``), and the
+    /// role passes from one worker to the next under the lock, which orders what each of them did before. Let go of
+    /// (nil) before ``run`` returns: the threads may hold the pipeline a moment longer, never the closure.
+    private var consume: ((Output) throws(Failure) -> Void)?
+    /// Guards every property below, and is what workers wait on.
     private let condition = Condition()
-    /// The results made and not yet handed over, item `index` at `index % window`.
+    /// The results made and not yet consumed, item `index` at `index % window`.
     private var slots: [Output?]
-    /// How many slots hold a result.
-    private var ready = 0
+    /// The results the consuming worker took out of `slots`, to consume outside the lock.
+    private var taken: [Output] = []
     /// The first item no worker has taken.
     private var nextToTake = 0
-    /// The first item not handed over to the calling thread.
-    private var nextToHand = 0
     /// The first item not consumed yet: workers take items below `consumed + window` only.
     private var consumed = 0
     private var workersRunning = 0
     private var workersWaiting = 0
-    private var consumerWaiting = false
-    private var stopped = false
+    private var callerWaiting = false
+    /// What `consume` threw; once set, nothing more is taken or consumed.
+    private var failure: Failure?
     /// Whether a result has been made (or waiting for the first is over).
     private var firstMade = false
 
     private init(
-        count: Int, window: Int, leadTime: Duration, producer: @escaping @Sendable (Int) -> (Int) -> Output
+        count: Int, window: Int, leadTime: Duration, producer: @escaping @Sendable (Int) -> (Int) -> Output,
+        consume: @escaping (Output) throws(Failure) -> Void
     ) {
         self.count = count
         self.window = window
         self.leadTime = leadTime
         self.producer = producer
+        self.consume = consume
         slots = [Output?](repeating: nil, count: window)
+        taken.reserveCapacity(window)
     }
 
-    /// Produces the result of every index of `0..<count` on `workers` threads of their own, and calls `consume` on
-    /// the calling thread with each result in index order; at most `window` results are held at once. Each worker
-    /// calls `producer` once, with its number (0 to `workers - 1`), on its own thread before it takes an item, and
-    /// makes its results with the function that returns: what one worker keeps (a verifier with caches of its own)
-    /// stays with it. Returns once every result is consumed and every worker has finished. When `consume` throws,
-    /// no item is taken any more, the workers finish the ones they hold, and the error is thrown. When the system
-    /// makes fewer threads than asked, the ones it made do the work; when it makes none, the calling thread is
-    /// worker 0 and produces and consumes each item in turn. The first item is produced alone, for `leadTime` at
-    /// most (see ``BatchPipeline``).
-    static func run<Failure: Error>(
+    /// Produces the result of every index of `0..<count` on `workers` threads, the calling thread and `workers - 1`
+    /// of their own, and calls `consume` with each result in index order, one call at a time, on whichever of them
+    /// made the result that let it go; at most `window` results are held at once. Each worker calls `producer`
+    /// once, with its number (0 to `workers - 1`; the calling thread is 0), on its own thread before it takes an
+    /// item, and makes its results with the function that returns: what one worker keeps (a verifier with caches of
+    /// its own) stays with it. Returns once every result is consumed and every worker has finished. When `consume`
+    /// throws, no item is taken or consumed any more, the workers finish the ones they hold, and the error is
+    /// thrown. When the system makes fewer threads than asked, the ones it made and the calling thread do the work.
+    /// The first item is produced alone, for `leadTime` at most (see ``BatchPipeline``).
+    static func run(
         count: Int, workers: Int, window: Int, leadTime: Duration = .microseconds(500),
         producer: @escaping @Sendable (_ worker: Int) -> (_ index: Int) -> Output,
         consume: (Output) throws(Failure) -> Void
     ) throws(Failure) {
-        let pipeline = BatchPipeline(count: count, window: max(1, window), leadTime: leadTime, producer: producer)
-        let threads = max(1, min(workers, count))
-        pipeline.workersRunning = threads
-        var started = 0
-        for _ in 0..<threads {
-            do {
-                try DetachedThread.start(member: started) { [started] in pipeline.work(worker: started) }
-                started += 1
-            } catch {
-                pipeline.condition.withLock { pipeline.workersRunning -= 1 }
+        let failure = withoutActuallyEscaping(consume) { consume in
+            let pipeline = BatchPipeline(
+                count: count, window: max(1, window), leadTime: leadTime, producer: producer, consume: consume)
+            pipeline.workersRunning = max(1, min(workers, count))
+            var started = 0
+            for _ in 1..<pipeline.workersRunning {
+                do {
+                    try DetachedThread.start(member: started) { [started] in pipeline.work(worker: started + 1) }
+                    started += 1
+                } catch {
+                    pipeline.condition.withLock { pipeline.workersRunning -= 1 }
+                }
+            }
+            pipeline.work(worker: 0)
+            // The workers use `consume`, which must not outlive this call: wait for the last of them.
+            return pipeline.condition.withLock {
+                while pipeline.workersRunning > 0 {
+                    pipeline.callerWaiting = true
+                    pipeline.condition.wait()
+                    pipeline.callerWaiting = false
+                }
+                pipeline.consume = nil
+                return pipeline.failure
             }
         }
-        guard started > 0 else {
-            let produce = producer(0)
-            for index in 0..<count { try consume(produce(index)) }
-            return
-        }
-        try pipeline.handOver(to: consume)
+        if let failure { throw failure }
     }
 
-    /// A worker: takes the next item while the window has room, produces its result, puts it in its slot. A worker
-    /// that finds the first item taken and its result not made waits for it, `leadTime` at most.
+    /// A worker: consumes the results that are due when no other worker is; else takes the next item while the
+    /// window has room, produces its result and puts it in its slot. A worker that finds the first item taken and
+    /// its result not made waits for it, `leadTime` at most.
     private func work(worker: Int) {
         let produce = producer(worker)
         condition.lock()
         if nextToTake > 0 && !firstMade {
             let deadline = Deadline(after: leadTime)
-            while !firstMade && !stopped && condition.wait(until: deadline) {}
+            while !firstMade && failure == nil && condition.wait(until: deadline) {}
             firstMade = true
         }
         while true {
-            while !stopped && nextToTake < count && nextToTake - consumed >= window {
+            if failure == nil && consumed < count && slots[consumed % window] != nil {
+                consumeDue()
+                continue
+            }
+            guard failure == nil && nextToTake < count else { break }
+            if nextToTake - consumed >= window {
                 workersWaiting += 1
-                wakeConsumerIfDue()
                 condition.wait()
                 workersWaiting -= 1
+                continue
             }
-            guard !stopped && nextToTake < count else { break }
             let index = nextToTake
             nextToTake += 1
             condition.unlock()
             let output = produce(index)
             condition.lock()
             slots[index % window] = output
-            ready += 1
             if !firstMade {
                 firstMade = true
                 condition.broadcast()
             }
-            wakeConsumerIfDue()
         }
         workersRunning -= 1
-        if consumerWaiting { condition.broadcast() }
+        if callerWaiting && workersRunning == 0 { condition.broadcast() }
         condition.unlock()
     }
 
-    /// Whether the calling thread has enough to take: the next result in order, and more behind it or nothing
-    /// more to wait for. Called with the lock held.
-    private var consumerDue: Bool {
-        slots[nextToHand % window] != nil && (2 * ready >= window || workersWaiting > 0 || nextToTake == count)
-    }
-
-    private func wakeConsumerIfDue() {
-        if consumerWaiting && consumerDue { condition.broadcast() }
-    }
-
-    /// The calling thread: takes the results that are ready, in order, and consumes them outside the lock.
-    private func handOver<Failure: Error>(to consume: (Output) throws(Failure) -> Void) throws(Failure) {
-        var taken: [Output] = []
-        taken.reserveCapacity(window)
+    /// Takes the results that are ready in order from the first not consumed, and consumes them outside the lock;
+    /// then gives waiting workers their room. Called with the lock held, when the first result not consumed is
+    /// ready. One worker at a time: until it is done, `consumed` stays at the first result it took, whose slot it
+    /// emptied, so no other worker finds that result ready.
+    private func consumeDue() {
+        var next = consumed
+        while next < count, let output = slots[next % window].take() {
+            taken.append(output)
+            next += 1
+        }
+        condition.unlock()
+        var thrown: Failure?
+        do throws(Failure) {
+            if let consume { for output in taken { try consume(output) } }
+        } catch {
+            thrown = error
+        }
+        taken.removeAll(keepingCapacity: true)
         condition.lock()
-        defer {
-            while workersRunning > 0 {
-                consumerWaiting = true
-                condition.wait()
-                consumerWaiting = false
-            }
-            condition.unlock()
-        }
-        while consumed < count {
-            while !consumerDue {
-                consumerWaiting = true
-                condition.wait()
-                consumerWaiting = false
-            }
-            while nextToHand < count, let output = slots[nextToHand % window].take() {
-                taken.append(output)
-                nextToHand += 1
-                ready -= 1
-            }
-            condition.unlock()
-            do {
-                for output in taken { try consume(output) }
-            } catch {
-                condition.lock()
-                stopped = true
-                condition.broadcast()
-                throw error
-            }
-            taken.removeAll(keepingCapacity: true)
-            condition.lock()
-            consumed = nextToHand
-            if workersWaiting > 0 { condition.broadcast() }
-        }
+        consumed = next
+        if let thrown { failure = thrown }
+        if workersWaiting > 0 || thrown != nil { condition.broadcast() }
     }
 }

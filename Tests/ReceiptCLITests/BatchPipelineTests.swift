@@ -120,6 +120,40 @@ struct BatchPipelineTests {
         #expect(consumed == Array(0..<50))
     }
 
+    @Test("results are consumed by one worker at a time, never by two at once")
+    func oneConsumerAtATime() {
+        let inside = Atomic(0)
+        let overlapped = Atomic(false)
+        var consumed: [Int] = []
+        BatchPipeline.run(count: 400, workers: 4, window: 16, producer: { _ in Self.uneven }) { index in
+            if inside.add(1, ordering: .sequentiallyConsistent).newValue > 1 {
+                overlapped.store(true, ordering: .relaxed)
+            }
+            if index % 7 == 0 { usleep(200) }
+            consumed.append(index)
+            inside.subtract(1, ordering: .sequentiallyConsistent)
+        }
+        let overlap = overlapped.load(ordering: .relaxed)
+        #expect(!overlap)
+        #expect(consumed == Array(0..<400))
+    }
+
+    @Test("the calling thread is worker 0: it makes worker 0's producer and works beside the others")
+    func callerIsWorkerZero() {
+        let caller = pthread_self()
+        let zero = Mutex<pthread_t?>(nil)
+        var consumed: [Int] = []
+        BatchPipeline.run(
+            count: 100, workers: 2, window: 16,
+            producer: { worker in
+                if worker == 0 { zero.withLock { $0 = pthread_self() } }
+                return Self.uneven
+            },
+            consume: { consumed.append($0) })
+        #expect(zero.withLock { $0 } == caller)
+        #expect(consumed == Array(0..<100))
+    }
+
     @Test("each worker makes its producer once, on its own thread, and makes its results with it")
     func producerPerWorker() {
         let made = Mutex<[Int: pthread_t]>([:])
