@@ -14,9 +14,11 @@ enum Files {
     }
 
     /// Reads a file that a directory's listing found to be a regular file, up to `limit` bytes plus one as
-    /// ``read(_:limit:)`` does, in fewer system calls: one open, two reads (the second finds the end) and one close
-    /// for a file under 64 KiB, and no fstat. The file is opened as the listing saw it: a symbolic link put in its
-    /// place is not followed, and a FIFO does not block.
+    /// ``read(_:limit:)`` does, in fewer system calls: one open, one read and one close for a file under 64 KiB,
+    /// and no fstat. A read that returns less than it asked for is taken as the end, as it is for a regular file;
+    /// one of 64 KiB or more is read as it grows (no more than 1 GiB asked at once, under the 2 GiB less a page that
+    /// Linux returns at most). The file is opened as the listing saw it: a symbolic link put in its place is not
+    /// followed, and a FIFO does not block (one put in its place is read as far as its first short read).
     static func readListedFile(_ path: String, limit: Int) throws(CommandFailure) -> [UInt8] {
         let descriptor = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK)
         guard descriptor >= 0 else {
@@ -24,7 +26,7 @@ enum Files {
             throw .io("cannot read \(path): \(reason)")
         }
         defer { close(descriptor) }
-        return try read(descriptor, named: path, limit: limit, size: nil)
+        return try read(descriptor, named: path, limit: limit, size: nil, shortReadEnds: true)
     }
 
     /// Why `path` could not be opened for reading, in the words `read` has always used.
@@ -45,26 +47,27 @@ enum Files {
     }
 
     /// Reads `descriptor` to `limit` bytes plus one, and short of that to `size` bytes when it is known, else to
-    /// its end (a read that returns nothing). Room is made for `size` bytes, or 64 KiB, and doubled when filled;
-    /// it is not filled with zeros first.
-    private static func read(_ descriptor: Int32, named name: String, limit: Int, size: Int?)
-        throws(CommandFailure) -> [UInt8]
-    {
+    /// its end: a read that returns nothing, or with `shortReadEnds` less than it asked for. Room is made for `size`
+    /// bytes, or 64 KiB, and doubled when filled; it is not filled with zeros first.
+    private static func read(
+        _ descriptor: Int32, named name: String, limit: Int, size: Int?, shortReadEnds: Bool = false
+    ) throws(CommandFailure) -> [UInt8] {
         var bytes: [UInt8] = []
         bytes.reserveCapacity(min(size ?? 1 << 16 - 1, limit) + 1)
         while bytes.count <= limit && bytes.count != size {
-            // The room left, else as much again (at least 64 KiB); never past the limit's extra byte.
+            // The room left, else as much again (at least 64 KiB); never past the limit's extra byte, nor 1 GiB.
             let room = bytes.capacity > bytes.count ? bytes.capacity - bytes.count : max(bytes.count, 1 << 16)
+            let asked = min(room, limit + 1 - bytes.count, 1 << 30)
             var count = 0
             var failure: Int32 = 0
-            bytes.append(addingCapacity: min(room, limit + 1 - bytes.count)) { output in
+            bytes.append(addingCapacity: asked) { output in
                 output.withUnsafeMutableBufferPointer { buffer, initialized in
                     count = Glibc.read(descriptor, buffer.baseAddress, buffer.count)
                     if count < 0 { failure = errno }
                     initialized = max(count, 0)
                 }
             }
-            if count == 0 { break }
+            if count == 0 || (shortReadEnds && count > 0 && count < asked) { break }
             if count < 0 && failure != EINTR {
                 throw .io("cannot read \(name): \(errorText(failure))")
             }
