@@ -7,7 +7,7 @@ import Threads
 /// There is no consuming thread: the worker that makes a result which lets the next ones in order go consumes them
 /// itself, one worker at a time, and the calling thread is worker 0. A thread of its own for the consumer made three
 /// threads for two cores: each time a worker woke it, Linux ran it on that worker's CPU, the worker waited behind it,
-/// and the other CPU often idled (a 2,000-file batch spent about a tenth of its time with one CPU idle that way).
+/// and the other CPU often idled (112 context switches and 213 futex calls in a 2,000-file batch; 7 and 44 without).
 ///
 /// The first item is started alone: the other workers take items once its result is in, or once `leadTime` has
 /// passed. The first item pays what is done once per process (OpenSSL building its decoders and fetching
