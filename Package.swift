@@ -157,10 +157,11 @@ let package = Package(
             resources: [.copy("Vectors")]
         ),
         .target(name: "PostgreSQLTestSupport", path: "Tests/PostgreSQLTestSupport"),
+        .target(name: "ThreadScheduling", path: "Tests/ThreadScheduling"),
         .testTarget(
             name: "ReceiptLedgerTests", dependencies: ["PostgreSQLTestSupport", "ReceiptLedger", "ReceiptModel"]
         ),
-        .testTarget(name: "HTTPServerTests", dependencies: ["HTTPServer"]),
+        .testTarget(name: "HTTPServerTests", dependencies: ["HTTPServer", "ThreadScheduling"]),
         .testTarget(name: "HTTPClientTests", dependencies: ["HTTPClient"]),
         .testTarget(
             name: "ReceiptServiceTests",

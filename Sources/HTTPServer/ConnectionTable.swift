@@ -86,8 +86,8 @@ final class ConnectionTable: Sendable {
         var live: [ObjectIdentifier: ServedConnection] = [:]
         /// Handed to a daemon whose "started" notification has not come yet, by descriptor.
         var unclaimed: [Int32: ServedConnection] = [:]
-        /// Started: the daemon owns the descriptor until its "closed" notification, so the watchdog may shut it
-        /// down.
+        /// Started: the daemon owns the descriptor until its "closed" notification, so the watchdog and a stop
+        /// may shut it down.
         var claimed: [ObjectIdentifier: ServedConnection] = [:]
     }
 
@@ -175,6 +175,26 @@ final class ConnectionTable: Sendable {
                     shutdown(record.descriptor, Int32(SHUT_RDWR))
                 }
             }
+        }
+    }
+
+    /// Shuts down every started connection, again each millisecond for those started since, until the daemons hold
+    /// none (each closed after its daemon saw it end) or `nanoseconds` have passed; returns whether they hold none.
+    /// For a stop, once no new connection can come: libmicrohttpd 0.9.75 must not be stopped while it is refusing a
+    /// request, which it may be doing on any connection it holds (see ``RunningServer/stop(gracePeriodSeconds:)``).
+    func closeAllStarted(waitingAtMost nanoseconds: Int64) -> Bool {
+        let end = monotonicNanoseconds() + nanoseconds
+        while true {
+            let empty = state.withLock { state in
+                for record in state.claimed.values {
+                    shutdown(record.descriptor, Int32(SHUT_RDWR))
+                }
+                return state.claimed.isEmpty && state.unclaimed.isEmpty
+            }
+            if empty { return true }
+            if monotonicNanoseconds() >= end { return false }
+            var pause = timespec(tv_sec: 0, tv_nsec: 1_000_000)
+            nanosleep(&pause, nil)
         }
     }
 

@@ -112,8 +112,12 @@ final class RunningServer: @unchecked Sendable {
     /// Closes the listening socket (new connections are refused) and the connections whose first head was still
     /// being read, waits up to `gracePeriodSeconds` for the requests the application has already seen to finish
     /// sending their responses, then lets the waiting handlers still running end and waits for every response
-    /// still to come (libmicrohttpd must not stop with a connection suspended), then stops the daemons, closing
-    /// every remaining connection and joining their threads.
+    /// still to come (libmicrohttpd must not stop with a connection suspended), then closes every remaining
+    /// connection and stops the daemons, joining their threads.
+    ///
+    /// The daemons close the remaining connections themselves before they are stopped (waiting at most two
+    /// seconds for that): libmicrohttpd 0.9.75, stopped while refusing a request (a malformed `Content-Length` on
+    /// a kept-alive connection), queues no answer, then reads the answer it did not queue, and crashes.
     func stop(gracePeriodSeconds: Int) {
         gate?.stop()
         gate = nil
@@ -124,6 +128,7 @@ final class RunningServer: @unchecked Sendable {
     private func stopDaemons() {
         context.waitingPool.finish()
         context.pendingAnswers.waitForAll()
+        _ = context.table.closeAllStarted(waitingAtMost: 2_000_000_000)
         for daemon in daemons {
             MHD_stop_daemon(daemon)
         }

@@ -1,0 +1,15 @@
+// For tests that need a thread to run before another: the calling thread kept to one CPU, and the threads it
+// creates given the idle scheduling class (they run only when nothing else on their CPU can).
+#ifndef THREAD_SCHEDULING_H
+#define THREAD_SCHEDULING_H
+#define _GNU_SOURCE
+#include <sched.h>
+/// Lets the calling thread, and the threads it creates from then on, run only on the CPU it runs on now; stores the
+/// CPUs it was allowed in `previous`. Returns 0, or the error number (the thread's CPUs then unchanged).
+int thread_scheduling_keep_to_current_cpu(cpu_set_t *previous);
+/// Lets the calling thread run on the CPUs in `allowed`. Returns 0, or the error number.
+int thread_scheduling_allow(const cpu_set_t *allowed);
+/// Puts the calling thread, and the threads it creates from then on, in the idle scheduling class (`SCHED_IDLE`)
+/// when `idle` is nonzero, in the normal one (`SCHED_OTHER`) otherwise. Returns 0, or the error number.
+int thread_scheduling_set_idle(int idle);
+#endif
