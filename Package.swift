@@ -161,7 +161,7 @@ let package = Package(
         .testTarget(
             name: "ReceiptLedgerTests", dependencies: ["PostgreSQLTestSupport", "ReceiptLedger", "ReceiptModel"]
         ),
-        .testTarget(name: "HTTPServerTests", dependencies: ["HTTPServer", "ThreadScheduling"]),
+        .testTarget(name: "HTTPServerTests", dependencies: ["HTTPServer", "ThreadScheduling", "Threads"]),
         .testTarget(name: "HTTPClientTests", dependencies: ["HTTPClient"]),
         .testTarget(
             name: "ReceiptServiceTests",

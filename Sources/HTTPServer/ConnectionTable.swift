@@ -178,11 +178,11 @@ final class ConnectionTable: Sendable {
         }
     }
 
-    /// Shuts down every started connection, again each millisecond for those started since, until the daemons hold
-    /// none (each closed after its daemon saw it end) or `nanoseconds` have passed; returns whether they hold none.
-    /// For a stop, once no new connection can come: libmicrohttpd 0.9.75 must not be stopped while it is refusing a
-    /// request, which it may be doing on any connection it holds (see ``RunningServer/stop(gracePeriodSeconds:)``).
-    func closeAllStarted(waitingAtMost nanoseconds: Int64) -> Bool {
+    /// Shuts down every started connection, again each millisecond for those started since, and returns once the
+    /// daemons hold none (each closed after its daemon saw it end) or `nanoseconds` have passed. For a stop, once no
+    /// new connection can come: libmicrohttpd 0.9.75 must not be stopped while it is refusing a request, which it
+    /// may be doing on any connection it holds (see ``RunningServer/stop(gracePeriodSeconds:)``).
+    func closeAllStarted(waitingAtMost nanoseconds: Int64) {
         let end = monotonicNanoseconds() + nanoseconds
         while true {
             let empty = state.withLock { state in
@@ -191,8 +191,7 @@ final class ConnectionTable: Sendable {
                 }
                 return state.claimed.isEmpty && state.unclaimed.isEmpty
             }
-            if empty { return true }
-            if monotonicNanoseconds() >= end { return false }
+            if empty || monotonicNanoseconds() >= end { return }
             var pause = timespec(tv_sec: 0, tv_nsec: 1_000_000)
             nanosleep(&pause, nil)
         }

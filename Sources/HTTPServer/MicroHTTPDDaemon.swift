@@ -128,7 +128,7 @@ final class RunningServer: @unchecked Sendable {
     private func stopDaemons() {
         context.waitingPool.finish()
         context.pendingAnswers.waitForAll()
-        _ = context.table.closeAllStarted(waitingAtMost: 2_000_000_000)
+        context.table.closeAllStarted(waitingAtMost: 2_000_000_000)
         for daemon in daemons {
             MHD_stop_daemon(daemon)
         }

@@ -16,7 +16,7 @@ int thread_scheduling_allow(const cpu_set_t *allowed) {
     return sched_setaffinity(0, sizeof(*allowed), allowed) == 0 ? 0 : errno;
 }
 
-int thread_scheduling_set_idle(int idle) {
+int thread_scheduling_become_idle(void) {
     struct sched_param parameter = {0};
-    return sched_setscheduler(0, idle ? SCHED_IDLE : SCHED_OTHER, &parameter) == 0 ? 0 : errno;
+    return sched_setscheduler(0, SCHED_IDLE, &parameter) == 0 ? 0 : errno;
 }

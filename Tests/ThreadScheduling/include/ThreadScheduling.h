@@ -9,7 +9,8 @@
 int thread_scheduling_keep_to_current_cpu(cpu_set_t *previous);
 /// Lets the calling thread run on the CPUs in `allowed`. Returns 0, or the error number.
 int thread_scheduling_allow(const cpu_set_t *allowed);
-/// Puts the calling thread, and the threads it creates from then on, in the idle scheduling class (`SCHED_IDLE`)
-/// when `idle` is nonzero, in the normal one (`SCHED_OTHER`) otherwise. Returns 0, or the error number.
-int thread_scheduling_set_idle(int idle);
+/// Puts the calling thread, and the threads it creates from then on, in the idle scheduling class (`SCHED_IDLE`).
+/// Returns 0, or the error number. Only a thread that may raise its priority (CAP_SYS_NICE) can leave that class
+/// again: call it on a thread of its own.
+int thread_scheduling_become_idle(void);
 #endif
