@@ -161,7 +161,10 @@ let package = Package(
         .testTarget(
             name: "ReceiptLedgerTests", dependencies: ["PostgreSQLTestSupport", "ReceiptLedger", "ReceiptModel"]
         ),
-        .testTarget(name: "HTTPServerTests", dependencies: ["HTTPServer", "ThreadScheduling", "Threads"]),
+        .testTarget(
+            name: "HTTPServerTests",
+            dependencies: ["CReceiptThreadPlacement", "HTTPServer", "ThreadScheduling", "Threads"]
+        ),
         .testTarget(name: "HTTPClientTests", dependencies: ["HTTPClient"]),
         .testTarget(
             name: "ReceiptServiceTests",

@@ -1,3 +1,4 @@
+import CReceiptThreadPlacement
 import HTTPServer
 import Testing
 import ThreadScheduling
@@ -214,7 +215,7 @@ struct FramingTests {
         // thread goes on: without the stop's closing of the connections first, every run of 20 stops crashed.
         var allowed = cpu_set_t()
         try #require(thread_scheduling_keep_to_current_cpu(&allowed) == 0)
-        defer { thread_scheduling_allow(&allowed) }
+        defer { receipt_thread_allow(&allowed) }
         for _ in 0..<50 {
             // Started from a thread of its own in the idle class, whose threads the server's inherit.
             let started = ThreadResult { () -> Result<HTTPServer, any Error> in

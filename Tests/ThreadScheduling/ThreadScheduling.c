@@ -12,10 +12,6 @@ int thread_scheduling_keep_to_current_cpu(cpu_set_t *previous) {
     return sched_setaffinity(0, sizeof(one), &one) == 0 ? 0 : errno;
 }
 
-int thread_scheduling_allow(const cpu_set_t *allowed) {
-    return sched_setaffinity(0, sizeof(*allowed), allowed) == 0 ? 0 : errno;
-}
-
 int thread_scheduling_become_idle(void) {
     struct sched_param parameter = {0};
     return sched_setscheduler(0, SCHED_IDLE, &parameter) == 0 ? 0 : errno;

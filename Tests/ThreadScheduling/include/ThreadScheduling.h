@@ -5,10 +5,9 @@
 #define _GNU_SOURCE
 #include <sched.h>
 /// Lets the calling thread, and the threads it creates from then on, run only on the CPU it runs on now; stores the
-/// CPUs it was allowed in `previous`. Returns 0, or the error number (the thread's CPUs then unchanged).
+/// CPUs it was allowed in `previous`, for `receipt_thread_allow` (CReceiptThreadPlacement) to give back. Returns 0,
+/// or the error number (the thread's CPUs then unchanged).
 int thread_scheduling_keep_to_current_cpu(cpu_set_t *previous);
-/// Lets the calling thread run on the CPUs in `allowed`. Returns 0, or the error number.
-int thread_scheduling_allow(const cpu_set_t *allowed);
 /// Puts the calling thread, and the threads it creates from then on, in the idle scheduling class (`SCHED_IDLE`).
 /// Returns 0, or the error number. Only a thread that may raise its priority (CAP_SYS_NICE) can leave that class
 /// again: call it on a thread of its own.
