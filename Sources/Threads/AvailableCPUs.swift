@@ -22,10 +22,8 @@ public enum AvailableCPUs {
     /// The CPUs that a cgroup v2 `cpu.max` line (`QUOTA PERIOD`, in microseconds, or `max PERIOD`) allows,
     /// rounded up; nil for no limit or a line that is not one.
     static func cgroupLimit(cpuMax line: String?) -> Int? {
-        guard let fields = line?.split(separator: " "), fields.count == 2, let quota = Int(fields[0]),
-            let period = Int(fields[1]), quota > 0, period > 0
-        else { return nil }
-        return cpus(quota: quota, period: period)
+        guard let fields = line?.split(separator: " "), fields.count == 2 else { return nil }
+        return cgroupLimit(cfsQuota: String(fields[0]), cfsPeriod: String(fields[1]))
     }
 
     /// The CPUs that cgroup v1's `cpu.cfs_quota_us` and `cpu.cfs_period_us` (microseconds; a quota of -1 for no
@@ -34,12 +32,7 @@ public enum AvailableCPUs {
         guard let cfsQuota, let cfsPeriod, let quota = Int(cfsQuota), let period = Int(cfsPeriod), quota > 0,
             period > 0
         else { return nil }
-        return cpus(quota: quota, period: period)
-    }
-
-    /// `quota` microseconds of CPU time in every `period`, in CPUs, rounded up.
-    private static func cpus(quota: Int, period: Int) -> Int {
-        quota / period + (quota % period == 0 ? 0 : 1)
+        return quota / period + (quota % period == 0 ? 0 : 1)
     }
 
     /// The first line of the file at `path`, as a container sees its own cgroup's files; nil where there is none
