@@ -43,3 +43,7 @@ int receipt_thread_allowed_cpu_count(void) {
     cpu_set_t allowed;
     return sched_getaffinity(0, sizeof(allowed), &allowed) == 0 ? CPU_COUNT(&allowed) : 0;
 }
+
+int receipt_thread_unshare_descriptors(void) {
+    return unshare(CLONE_FILES) == 0 ? 0 : errno;
+}

@@ -2,6 +2,7 @@ import Glibc
 import PurchaseVerifier
 import ReceiptVerifier
 import StrictJSON
+import Threads
 
 /// `receipt verify` over many files: worker threads on all cores (the calling thread one of them) each read, verify
 /// and format one file at a time, and write the lines that are due in input order, one worker at a time
@@ -151,6 +152,12 @@ enum Batch {
         try BatchPipeline.run(
             count: listing.entries.count, workers: workers, window: windowPerWorker * workers,
             producer: { worker in
+                // Workers open, read and close files side by side: each but the calling thread does so through a
+                // descriptor table of its own (the calling thread keeps the process's, then used by it alone).
+                // On one shared table Linux took its lock for every open and close, and counted a reference on the
+                // file for every read, from both CPUs: a 2,000-file batch spent 11 % of its CPU time in system calls,
+                // 8 % with tables of their own (0.2-0.5 ms less time a run).
+                if worker > 0 { DescriptorTable.unshareForCallingThread() }
                 let verifier = worker == 0 ? verifier : verifier.withOwnCaches()
                 return { index in outcome(of: listing.entries[index], with: verifier, options: options, json: json) }
             },

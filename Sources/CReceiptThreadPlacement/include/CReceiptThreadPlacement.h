@@ -1,4 +1,5 @@
-// Where threads run (Linux CPU affinity): the cpu_set_t macros that Swift cannot import, behind four functions.
+// Where threads run (Linux CPU affinity), and what they share: the cpu_set_t macros and unshare(2), which Swift
+// cannot import, behind five functions.
 #ifndef C_RECEIPT_THREAD_PLACEMENT_H
 #define C_RECEIPT_THREAD_PLACEMENT_H
 
@@ -23,5 +24,9 @@ int receipt_thread_allow(const cpu_set_t *allowed);
 
 /// How many CPUs the calling thread may run on, or 0 when they cannot be read.
 int receipt_thread_allowed_cpu_count(void);
+
+/// Gives the calling thread a file descriptor table of its own: a copy of the one it shared
+/// (unshare(CLONE_FILES)). Returns 0, or the error number.
+int receipt_thread_unshare_descriptors(void);
 
 #endif
