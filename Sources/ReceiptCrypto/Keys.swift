@@ -52,6 +52,12 @@ public final class PublicKey: @unchecked Sendable {
 
     deinit { EVP_PKEY_free(pointer) }
 
+    /// The same key as an OpenSSL key of its own (EVP_PKEY_dup), with no contexts made yet; nil when OpenSSL
+    /// cannot copy it.
+    func independentCopy() -> PublicKey? {
+        EVP_PKEY_dup(pointer).map(PublicKey.init(owning:))
+    }
+
     /// Reads a public key: PEM (`PUBLIC KEY`, a SubjectPublicKeyInfo) or the same in DER.
     ///
     /// - Throws: ``CryptoError/Reason/invalidPublicKey`` for anything else, trailing bytes included.

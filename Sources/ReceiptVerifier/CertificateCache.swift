@@ -15,6 +15,17 @@ public final class CertificateCache: Sendable {
         entries = ReadMostlyCache(capacity: capacity)
     }
 
+    /// A cache of its own holding a copy (``Certificate/independentCopy()``) of each certificate `other` holds now,
+    /// and `copies` each of them by the original's DER bytes.
+    init(copying other: CertificateCache, copies: inout [DERKey: Certificate]) {
+        entries = ReadMostlyCache(capacity: other.entries.capacity)
+        for original in other.entries.entries.values {
+            let copy = original.independentCopy()
+            copies[DERKey(original.derEncoded[...])] = copy
+            entries.store(copy, for: DERKey(copy.derEncoded[...]))
+        }
+    }
+
     /// The certificate whose DER encoding is exactly `der`, decoded now or earlier.
     public func certificate(_ der: ArraySlice<UInt8>) throws(CryptoError) -> Certificate {
         if let cached = entries.value(for: DERKey(der)) { return cached }
@@ -45,6 +56,14 @@ struct DERKey: Hashable, Sendable {
 
     static func == (lhs: DERKey, rhs: DERKey) -> Bool {
         bytesEqual(lhs.bytes, rhs.bytes)
+    }
+
+    /// The same key over a copy of its bytes, which shares no storage with them.
+    func independentCopy() -> DERKey {
+        DERKey(
+            [UInt8](unsafeUninitializedCapacity: bytes.count) { buffer, count in
+                count = buffer.initialize(fromContentsOf: bytes)
+            }[...])
     }
 }
 

@@ -26,6 +26,20 @@ final class ChainVerdictCache: Sendable {
 
     private let entries = ReadMostlyCache<[DERKey], ChainVerdict>(capacity: ChainVerdictCache.capacity)
 
+    init() {}
+
+    /// A cache of its own holding each verdict `other` holds now, its certificates and key taken from `copies`
+    /// (copies by the original's DER bytes) or copied (``Certificate/independentCopy()``).
+    init(copying other: ChainVerdictCache, copies: [DERKey: Certificate]) {
+        func copy(_ certificate: Certificate) -> Certificate {
+            copies[DERKey(certificate.derEncoded[...])] ?? certificate.independentCopy()
+        }
+        for (key, verdict) in other.entries.entries {
+            let copiedKey = key.map { copies[$0].map { DERKey($0.derEncoded[...]) } ?? $0.independentCopy() }
+            entries.store(ChainVerdict(result: verdict.result.map { $0.map(copy) }), for: copiedKey)
+        }
+    }
+
     func verdict(for key: [DERKey]) -> ChainVerdict? {
         entries.value(for: key)
     }
@@ -33,4 +47,7 @@ final class ChainVerdictCache: Sendable {
     func store(_ verdict: ChainVerdict, for key: [DERKey]) {
         entries.store(verdict, for: key)
     }
+
+    /// How many verdicts are held.
+    var count: Int { entries.count }
 }

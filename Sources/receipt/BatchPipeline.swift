@@ -1,3 +1,4 @@
+import Glibc
 import Threads
 
 /// Work on numbered items spread over threads, its results consumed in item order, with a bounded window: a worker
@@ -9,16 +10,20 @@ import Threads
 /// threads for two cores: each time a worker woke it, Linux ran it on that worker's CPU, the worker waited behind it,
 /// and the other CPU often idled (112 context switches and 213 futex calls in a 2,000-file batch; 7 and 44 without).
 ///
-/// The first item is started alone: the other workers take items once its result is in, or once `leadTime` has
-/// passed. The first item pays what is done once per process (OpenSSL building its decoders and fetching
-/// algorithms, a certificate chain validated before its verdict is cached), and workers that decode their first
-/// certificates at once wait on each other's locks. Here a first receipt takes about 1.1 ms, its certificates decoded
-/// in the first half: the others starting at 0.5 ms ran 2,000 files 0.7 ms faster than waiting for the whole of it,
-/// and 1.6 ms faster than starting at 0.2 ms.
+/// Worker 0 makes the first item alone: the other workers make their producers, and take items, once its result is
+/// in, or once `leadTime` has passed. The first item pays what is done once per process (OpenSSL building its
+/// decoders and fetching algorithms, a certificate chain validated before its verdict is cached), and workers that
+/// decode their first certificates at once wait on each other's locks: in a batch of 2,000 files whose second worker
+/// started 0.5 ms after the first, the two first receipts took 2.5-3 ms instead of 1.2 in about half the runs. A
+/// producer made after the first result can start from what it left (a verifier copying worker 0's caches). The
+/// others look for the result every 0.1 ms rather than wait to be woken: woken by worker 0, Linux queued the thread
+/// on worker 0's CPU, where it waited up to 3 ms while the other CPU idled.
 final class BatchPipeline<Output: Sendable, Failure: Error>: @unchecked Sendable {
     private let count: Int
     private let window: Int
     private let leadTime: Duration
+    /// How often, in microseconds, a worker other than the first looks whether the first result is in.
+    private static var firstResultPoll: UInt32 { 100 }
     private let producer: @Sendable (Int) -> (Int) -> Output
     /// What consumes the results. Not `Sendable`: one worker at a time calls it (see ``consumeDue()``), and the
     /// role passes from one worker to the next under the lock, which orders what each of them did before. Let go of
@@ -60,12 +65,13 @@ final class BatchPipeline<Output: Sendable, Failure: Error>: @unchecked Sendable
     /// made the result that let it go; at most `window` results are held at once. Each worker calls `producer`
     /// once, with its number (0 to `workers - 1`; the calling thread is 0), on its own thread before it takes an
     /// item, and makes its results with the function that returns: what one worker keeps (a verifier with caches of
-    /// its own) stays with it. Returns once every result is consumed and every worker has finished. When `consume`
-    /// throws, no item is taken or consumed any more, the workers finish the ones they hold, and the error is
-    /// thrown. When the system makes fewer threads than asked, the ones it made and the calling thread do the work.
-    /// The first item is produced alone, for `leadTime` at most (see ``BatchPipeline``).
+    /// its own) stays with it. Worker 0 makes the first item alone, and the others call `producer` once its result
+    /// is in, or after `leadTime` (see ``BatchPipeline``). Returns once every result is consumed and every worker has
+    /// finished. When `consume` throws, no item is taken or consumed any more, the workers finish the ones they hold,
+    /// and the error is thrown. When the system makes fewer threads than asked, the ones it made and the calling
+    /// thread do the work.
     static func run(
-        count: Int, workers: Int, window: Int, leadTime: Duration = .microseconds(500),
+        count: Int, workers: Int, window: Int, leadTime: Duration = .milliseconds(2),
         producer: @escaping @Sendable (_ worker: Int) -> (_ index: Int) -> Output,
         consume: (Output) throws(Failure) -> Void
     ) throws(Failure) {
@@ -98,16 +104,18 @@ final class BatchPipeline<Output: Sendable, Failure: Error>: @unchecked Sendable
     }
 
     /// A worker: consumes the results that are due when no other worker is; else takes the next item while the
-    /// window has room, produces its result and puts it in its slot. A worker that finds the first item taken and
-    /// its result not made waits for it, `leadTime` at most.
+    /// window has room, produces its result and puts it in its slot. A worker other than 0 first waits for the first
+    /// result, `leadTime` at most, looking for it every ``firstResultPoll`` microseconds.
     private func work(worker: Int) {
+        if worker > 0 {
+            let deadline = Deadline(after: leadTime)
+            while !condition.withLock({ firstMade || failure != nil }) && Deadline.now < deadline {
+                usleep(Self.firstResultPoll)
+            }
+            condition.withLock { firstMade = true }
+        }
         let produce = producer(worker)
         condition.lock()
-        if nextToTake > 0 && !firstMade {
-            let deadline = Deadline(after: leadTime)
-            while !firstMade && failure == nil && condition.wait(until: deadline) {}
-            firstMade = true
-        }
         while true {
             if failure == nil && consumed < count && slots[consumed % window] != nil {
                 consumeDue()

@@ -136,6 +136,37 @@ struct BatchPipelineTests {
         #expect(consumed == Array(0..<200))
     }
 
+    @Test("worker 0 makes the first item, and the others make their producers only once its result is in")
+    func producersAfterTheFirstResult() throws {
+        let (firstBy, early, producers) = try Self.bounded {
+            let firstDone = Atomic(false)
+            let madeEarly = Atomic(0)
+            let made = Atomic(0)
+            let firstBy = Atomic(-1)
+            BatchPipeline.run(
+                count: 100, workers: 3, window: 16, leadTime: .seconds(60),
+                producer: { worker in
+                    made.add(1, ordering: .relaxed)
+                    if worker > 0 && !firstDone.load(ordering: .sequentiallyConsistent) {
+                        madeEarly.add(1, ordering: .relaxed)
+                    }
+                    return { index in
+                        if index == 0 {
+                            firstBy.store(worker, ordering: .relaxed)
+                            usleep(20_000)
+                            firstDone.store(true, ordering: .sequentiallyConsistent)
+                        }
+                        return index
+                    }
+                },
+                consume: { _ in })
+            return (firstBy.load(ordering: .relaxed), madeEarly.load(ordering: .relaxed), made.load(ordering: .relaxed))
+        }
+        #expect(firstBy == 0)
+        #expect(early == 0)
+        #expect(producers == 3)
+    }
+
     @Test("a first item slower than the lead time holds the other workers back no longer than that")
     func leadTimeBound() throws {
         let (sawSecond, consumed) = try Self.bounded {
