@@ -50,7 +50,8 @@ public final class Certificate: @unchecked Sendable, Hashable, CustomStringConve
     }
 
     /// A copy of `original` that shares nothing it counts references on while it is used: OpenSSL's decoded
-    /// certificate is shared (its count raised once, here), the key is OpenSSL's copy and the DER bytes are copied.
+    /// certificate is shared (its count raised once, here), the key is OpenSSL's copy (the same key should OpenSSL
+    /// fail to copy it) and the DER bytes are copied.
     private init(copying original: Certificate) {
         X509_up_ref(original.pointer)
         pointer = original.pointer
