@@ -57,14 +57,6 @@ struct DERKey: Hashable, Sendable {
     static func == (lhs: DERKey, rhs: DERKey) -> Bool {
         bytesEqual(lhs.bytes, rhs.bytes)
     }
-
-    /// The same key over a copy of its bytes, which shares no storage with them.
-    func independentCopy() -> DERKey {
-        DERKey(
-            [UInt8](unsafeUninitializedCapacity: bytes.count) { buffer, count in
-                count = buffer.initialize(fromContentsOf: bytes)
-            }[...])
-    }
 }
 
 /// Whether `lhs` and `rhs` hold the same bytes, compared with `memcmp`.

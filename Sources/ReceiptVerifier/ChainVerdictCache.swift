@@ -28,15 +28,20 @@ final class ChainVerdictCache: Sendable {
 
     init() {}
 
-    /// A cache of its own holding each verdict `other` holds now, its certificates and key taken from `copies`
-    /// (copies by the original's DER bytes) or copied (``Certificate/independentCopy()``).
+    /// A cache of its own holding each verdict `other` holds now on certificates that `copies` (copies by the
+    /// original's DER bytes) holds, keyed by the copies' bytes; the chain's other certificates (its anchor) are
+    /// copied (``Certificate/independentCopy()``). A verdict on certificates `copies` lacks is left out: the chain
+    /// is validated again if it comes.
     init(copying other: ChainVerdictCache, copies: [DERKey: Certificate]) {
         func copy(_ certificate: Certificate) -> Certificate {
             copies[DERKey(certificate.derEncoded[...])] ?? certificate.independentCopy()
         }
         for (key, verdict) in other.entries.entries {
-            let copiedKey = key.map { copies[$0].map { DERKey($0.derEncoded[...]) } ?? $0.independentCopy() }
-            entries.store(ChainVerdict(result: verdict.result.map { $0.map(copy) }), for: copiedKey)
+            let copied = key.compactMap { copies[$0] }
+            guard copied.count == key.count else { continue }
+            entries.store(
+                ChainVerdict(result: verdict.result.map { $0.map(copy) }),
+                for: copied.map { DERKey($0.derEncoded[...]) })
         }
     }
 
