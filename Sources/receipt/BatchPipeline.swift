@@ -134,10 +134,7 @@ final class BatchPipeline<Output: Sendable, Failure: Error>: @unchecked Sendable
             let output = produce(index)
             condition.lock()
             slots[index % window] = output
-            if !firstMade {
-                firstMade = true
-                condition.broadcast()
-            }
+            firstMade = true
         }
         workersRunning -= 1
         if callerWaiting && workersRunning == 0 { condition.broadcast() }
