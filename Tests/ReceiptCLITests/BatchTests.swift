@@ -176,6 +176,54 @@ struct BatchTests {
         #expect(try codes(belowSize)["tree/big.der"] == "too_large")
     }
 
+    /// Gives `path` an access time older than its modification time, which the first read updates on a file system
+    /// mounted with Linux's default relatime, and returns that access time.
+    func ageAccessTime(_ runner: CLIRunner, _ path: String) -> Int {
+        var times = [timespec(tv_sec: 946_684_800, tv_nsec: 0), timespec(tv_sec: time(nil), tv_nsec: 0)]
+        #expect(utimensat(AT_FDCWD, runner.path(path), &times, 0) == 0)
+        return accessTime(runner, path)
+    }
+
+    func accessTime(_ runner: CLIRunner, _ path: String) -> Int {
+        var status = stat()
+        #expect(stat(runner.path(path), &status) == 0)
+        return status.st_atim.tv_sec
+    }
+
+    @Test("verifying files leaves their access times as they were, a directory's files and a file named alike")
+    func accessTimesUnchanged() throws {
+        let (runner, receipt) = try runnerWithReceipt()
+        try makeDirectory(runner, "tree")
+        for name in ["tree/a.der", "tree/b.der", "control.der"] {
+            try Data(receipt).write(to: URL(fileURLWithPath: runner.path(name)))
+        }
+        let aged = ["tree/a.der", "tree/b.der", "valid.der", "control.der"].map { ageAccessTime(runner, $0) }
+        _ = try runner.read("control.der")
+        try #require(
+            accessTime(runner, "control.der") != aged[3],
+            "this file system does not update access times on reading (mounted noatime?), so the test cannot tell")
+        #expect(try verify(runner, ["tree"]).status == 0)
+        #expect(try verify(runner, ["valid.der"]).status == 0)
+        #expect(["tree/a.der", "tree/b.der", "valid.der"].map { accessTime(runner, $0) } == Array(aged[..<3]))
+    }
+
+    @Test(
+        "files another user owns, which may not be read without updating their access times, are read all the same",
+        .enabled(if: getuid() == 0, "switching to another user (setpriv) takes root"))
+    func accessTimesOfAnotherUsersFiles() throws {
+        let (runner, receipt) = try runnerWithReceipt()
+        try makeDirectory(runner, "tree")
+        for name in ["tree/a.der", "tree/b.der"] {
+            try Data(receipt).write(to: URL(fileURLWithPath: runner.path(name)))
+        }
+        let asNobody = ["--reuid=65534", "--regid=65534", "--clear-groups", CLIRunner.executable.path]
+        let result = try CLIRunner.run(
+            URL(fileURLWithPath: "/usr/bin/setpriv"),
+            asNobody + ["verify", "tree", "valid.der", "--trust", "dev/root-ca.pem"], in: runner.directory)
+        #expect(result.status == 0, "\(result.standardError)")
+        #expect(result.standardError.contains("3 files, 3 valid, 0 invalid, 0 unreadable"))
+    }
+
     @Test("ASCII names are verified in the order Swift sorts them, however long the prefix they share")
     func asciiNamesInStringOrder() throws {
         let (runner, receipt) = try runnerWithReceipt()
