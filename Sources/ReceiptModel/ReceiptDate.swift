@@ -1,3 +1,4 @@
+import StrictJSON
 import ZoneInfo
 
 /// An instant with millisecond precision, as receipts carry them.
@@ -59,27 +60,12 @@ public struct ReceiptDate: Hashable, Comparable, Sendable, CustomStringConvertib
             return
         }
         let (seconds, milliseconds) = splitSeconds
-        let civil = CivilTime(secondsSince1970: seconds)
-        func twoDigits(_ value: Int64) {
-            output.append(UInt8(ascii: "0") + UInt8(value / 10))
-            output.append(UInt8(ascii: "0") + UInt8(value % 10))
-        }
-        twoDigits(civil.year / 100)
-        twoDigits(civil.year % 100)
-        output.append(UInt8(ascii: "-"))
-        twoDigits(civil.month)
-        output.append(UInt8(ascii: "-"))
-        twoDigits(civil.day)
-        output.append(UInt8(ascii: "T"))
-        twoDigits(civil.hour)
-        output.append(UInt8(ascii: ":"))
-        twoDigits(civil.minute)
-        output.append(UInt8(ascii: ":"))
-        twoDigits(civil.second)
+        CivilTime(secondsSince1970: seconds).appendDateAndTime(separator: UInt8(ascii: "T"), to: &output)
         if milliseconds != 0 {
             output.append(UInt8(ascii: "."))
             output.append(UInt8(ascii: "0") + UInt8(milliseconds / 100))
-            twoDigits(milliseconds % 100)
+            output.append(UInt8(ascii: "0") + UInt8(milliseconds / 10 % 10))
+            output.append(UInt8(ascii: "0") + UInt8(milliseconds % 10))
         }
         output.append(UInt8(ascii: "Z"))
     }
@@ -260,31 +246,38 @@ struct CivilTime {
         (0...9999).contains(year) ? 20 + zone.utf8.count : nil
     }
 
-    /// Appends ``appleText(zone:)``, ``appleTextCount(zone:)`` bytes of printable ASCII, digit by digit.
+    /// Appends ``appleText(zone:)``, ``appleTextCount(zone:)`` bytes of printable ASCII.
     func appendAppleText(zone: String, to output: inout OutputSpan<UInt8>) {
-        func twoDigits(_ value: Int64) {
-            output.append(UInt8(ascii: "0") + UInt8(value / 10))
-            output.append(UInt8(ascii: "0") + UInt8(value % 10))
-        }
-        twoDigits(year / 100)
-        twoDigits(year % 100)
-        output.append(UInt8(ascii: "-"))
-        twoDigits(month)
-        output.append(UInt8(ascii: "-"))
-        twoDigits(day)
+        appendDateAndTime(separator: UInt8(ascii: " "), to: &output)
         output.append(UInt8(ascii: " "))
-        twoDigits(hour)
-        output.append(UInt8(ascii: ":"))
-        twoDigits(minute)
-        output.append(UInt8(ascii: ":"))
-        twoDigits(second)
-        output.append(UInt8(ascii: " "))
-        let copied: Void? = zone.utf8.withContiguousStorageIfAvailable { bytes in
-            for byte in bytes { output.append(byte) }
-        }
-        if copied == nil {
-            for byte in zone.utf8 { output.append(byte) }
-        }
+        output.append(copying: zone.utf8.span)
+    }
+
+    /// Appends `YYYY-MM-DD`, `separator` and `hh:mm:ss`, 19 bytes, for years 0 to 9999: room made for all of
+    /// them at once, then each pair of digits written where it goes.
+    func appendDateAndTime(separator: UInt8, to output: inout OutputSpan<UInt8>) {
+        let start = output.count
+        output.append(repeating: UInt8(ascii: ":"), count: 19)
+        var text = output.mutableSpan
+        Self.writeTwoDigits(year / 100, at: start, in: &text)
+        Self.writeTwoDigits(year % 100, at: start + 2, in: &text)
+        text[start + 4] = UInt8(ascii: "-")
+        Self.writeTwoDigits(month, at: start + 5, in: &text)
+        text[start + 7] = UInt8(ascii: "-")
+        Self.writeTwoDigits(day, at: start + 8, in: &text)
+        text[start + 10] = separator
+        Self.writeTwoDigits(hour, at: start + 11, in: &text)
+        Self.writeTwoDigits(minute, at: start + 14, in: &text)
+        Self.writeTwoDigits(second, at: start + 17, in: &text)
+    }
+
+    /// Writes the two decimal digits of `value` (0 to 99) at `index` and the index after it.
+    @inline(__always)
+    private static func writeTwoDigits(_ value: Int64, at index: Int, in text: inout MutableSpan<UInt8>) {
+        let pair = UInt8(truncatingIfNeeded: value)
+        let tens = pair / 10
+        text[index] = UInt8(ascii: "0") &+ tens
+        text[index + 1] = UInt8(ascii: "0") &+ (pair &- tens &* 10)
     }
 
     var dateText: String {

@@ -61,6 +61,12 @@ public struct JSONKey: Hashable, Sendable {
 }
 
 extension OutputSpan where Element == UInt8 {
+    /// Appends `bytes` in one copy; there must be room for them, as for `append(_:)`, which stops the program
+    /// rather than write past the end.
+    public mutating func append(copying bytes: Span<UInt8>) {
+        bytes.withUnsafeBufferPointer { append(copying: $0) }
+    }
+
     /// Appends `bytes`, for which there must be room, in one copy.
     mutating func append(copying bytes: UnsafeBufferPointer<UInt8>) {
         withUnsafeMutableBufferPointer { buffer, initialized in
