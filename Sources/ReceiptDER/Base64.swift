@@ -89,6 +89,25 @@ public enum Base64 {
         return output
     }
 
+    /// Whether base64 text that ``decode(_:)`` accepted holds the spaces or line breaks it skips: whether any of
+    /// its bytes is below `!`, tested thirty-two at a time as two vectors while that many remain.
+    public static func holdsLayout(_ text: Span<UInt8>) -> Bool {
+        let bytes = text.bytes
+        let exclamation = SIMD16<UInt8>(repeating: UInt8(ascii: "!"))
+        var offset = 0
+        while bytes.byteCount - offset >= 32 {
+            let first = bytes.unsafeLoadUnaligned(fromByteOffset: offset, as: SIMD16<UInt8>.self)
+            let second = bytes.unsafeLoadUnaligned(fromByteOffset: offset + 16, as: SIMD16<UInt8>.self)
+            // The lanes read as two words: the standard library's `any` reduces them one by one where the
+            // compiler does not inline it.
+            let words = unsafeBitCast(first .< exclamation .| second .< exclamation, to: SIMD2<UInt64>.self)
+            if words[0] | words[1] != 0 { return true }
+            offset += 32
+        }
+        for index in offset..<text.count where text[index] < UInt8(ascii: "!") { return true }
+        return false
+    }
+
     /// The sextet of each byte for each of the four positions of a group, shifted into place in the group's 24
     /// bits (`placed[position * 256 + byte]`); a byte outside the alphabet has bits above the 24th set, so one OR of
     /// a group's four values both assembles it and flags any such byte.

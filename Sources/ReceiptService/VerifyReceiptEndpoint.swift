@@ -184,28 +184,9 @@ extension ReceiptService {
     static func canonicalBase64(_ request: VerifyReceiptRequest) -> String {
         let receiptData = request.receiptData
         if receiptData.first == 0x30 { return Base64.encode(receiptData) }
-        guard holdsLayout(receiptData.span.bytes) else { return request.receiptText }
+        guard Base64.holdsLayout(receiptData.span) else { return request.receiptText }
         let isLayout = { (byte: UInt8) in byte == 0x20 || byte == 0x0A || byte == 0x0D }
         return String(decoding: receiptData.filter { !isLayout($0) }, as: UTF8.self)
-    }
-
-    /// Whether base64 text that decoded holds a byte below `!` (a space or line break, the only ones the decoder
-    /// skips), eight bytes at a time: subtracting 0x21 from each byte sets the high bit of those below it (and,
-    /// through the borrow, maybe of bytes above it, but only after one below was found); bytes with their own high
-    /// bit set are masked out, and cannot be in base64 anyway.
-    static func holdsLayout(_ text: RawSpan) -> Bool {
-        let ones: UInt64 = 0x0101_0101_0101_0101
-        var offset = 0
-        while offset + 8 <= text.byteCount {
-            let word = text.unsafeLoadUnaligned(fromByteOffset: offset, as: UInt64.self)
-            if (word &- ones &* 0x21) & ~word & (ones &* 0x80) != 0 { return true }
-            offset += 8
-        }
-        while offset < text.byteCount {
-            if text.unsafeLoadUnaligned(fromByteOffset: offset, as: UInt8.self) < 0x21 { return true }
-            offset += 1
-        }
-        return false
     }
 
     /// A receipt's purchases brought up to date from the ledger, in purchase order (oldest first, as Apple's

@@ -106,6 +106,24 @@ struct Base64Tests {
         }
     }
 
+    @Test("a text holds layout exactly when a space or line break is in it, at any position of three 32-byte blocks")
+    func layoutAnywhere() {
+        let valid = Array(Base64.encode((0..<72).map { UInt8(truncatingIfNeeded: $0 &* 37) }).utf8)
+        for length in 0...valid.count {
+            let prefix = Array(valid[..<length])
+            let holds = Base64.holdsLayout(prefix.span)
+            #expect(!holds, "\(length) bytes without layout")
+        }
+        for offset in 0...valid.count {
+            for gap in [" ", "\n", "\r\n"] {
+                var text = valid
+                text.insert(contentsOf: Array(gap.utf8), at: offset)
+                let holds = Base64.holdsLayout(text.span)
+                #expect(holds, "\(gap.debugDescription) at \(offset)")
+            }
+        }
+    }
+
     @Test("whitespace at any position of a long text is skipped, whatever the alignment of what follows it")
     func whitespaceAnywhere() throws {
         let bytes = (0..<48).map { UInt8(truncatingIfNeeded: $0 &* 37) }

@@ -128,9 +128,13 @@ struct JSONNumberTests {
 
 @Suite("JSON parsing: strings")
 struct JSONStringTests {
+    /// String lengths for the tests of every position: past two of the 32-byte blocks that strings are scanned in,
+    /// and the 8-byte words and single bytes after them.
+    static let positionLengths = 1...72
+
     @Test("a string with an escape at any position, in a document that goes on after it, parses back to itself")
     func escapeAnywhere() throws {
-        for length in 1...24 {
+        for length in Self.positionLengths {
             for position in 0..<length {
                 for character in ["\"", "\\", "\n", "\u{1F}", "é"] {
                     let text =
@@ -139,6 +143,20 @@ struct JSONStringTests {
                     let document = JSONValue.array([.string(text), .string("after")])
                     #expect(try JSONValue(parsing: document.serialized()) == document, "\(text.debugDescription)")
                 }
+            }
+        }
+    }
+
+    @Test("a raw control character at any position of a string is refused where it is")
+    func rawControlCharacterAnywhere() {
+        for length in Self.positionLengths {
+            for position in 0..<length {
+                let text =
+                    "[\"" + String(repeating: "a", count: position) + "\u{1}"
+                    + String(repeating: "b", count: length - position - 1) + "\"]"
+                let error = #expect(throws: JSONError.self) { try JSONValue(parsing: text) }
+                #expect(error?.reason == .controlCharacterInString, "\(text.debugDescription)")
+                #expect(error?.column == position + 3, "\(text.debugDescription)")
             }
         }
     }
