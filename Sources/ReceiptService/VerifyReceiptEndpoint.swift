@@ -74,14 +74,14 @@ extension ReceiptService {
         // As Apple's, latest_receipt_info and latest_receipt come only with auto-renewable subscriptions
         // (purchases that expire).
         let subscribed = latest.transactions.contains { $0.expiresDate != nil }
-        var latestReceipt: String?
+        var latestReceipt: [UInt8]?
         if subscribed && !latest.ledgerHasNewer {
             latestReceipt = Self.canonicalBase64(parsed)
         } else if subscribed && configuration.signer != nil {
             var updated = receipt
             updated.inAppPurchases = latest.transactions
             // A receipt this service would itself refuse (too many purchases, too large) is not issued.
-            latestReceipt = (try? issue(updated)).map(Base64.encode)
+            latestReceipt = (try? issue(updated)).map { Array(Base64.encode($0).utf8) }
         }
         return .json(writing: { answer in
             answer.add(Keys.status, integer: 0)
@@ -96,7 +96,12 @@ extension ReceiptService {
             answer.addObjects(Keys.latestReceiptInfo, count: listed.count) { index, entry in
                 addLatestReceiptInfo(listed[index], catalog: catalog, to: &entry)
             }
-            answer.add(Keys.latestReceipt, string: latestReceipt)
+            if let latestReceipt {
+                // Base64 needs no escape: copied as it is, not scanned for one.
+                answer.add(Keys.latestReceipt, asciiCount: latestReceipt.count) {
+                    $0.append(copying: latestReceipt.span)
+                }
+            }
             guard !latest.renewals.isEmpty else { return }
             answer.addObjects(Keys.pendingRenewalInfo, count: latest.renewals.count) { index, entry in
                 addPendingRenewalInfo(latest.renewals[index], to: &entry)
@@ -179,14 +184,15 @@ extension ReceiptService {
         static let priceConsentStatus = JSONKey("price_consent_status")
     }
 
-    /// The receipt data as Apple echoes it in `latest_receipt`: base64 without line breaks or spaces (the text as
-    /// sent when it has none).
-    static func canonicalBase64(_ request: VerifyReceiptRequest) -> String {
+    /// The receipt data of a request whose receipt verified, as Apple echoes it in `latest_receipt`: base64
+    /// without line breaks or spaces (the text as sent when it has none), whose bytes are only the base64
+    /// alphabet and `=`, since the text decoded.
+    static func canonicalBase64(_ request: VerifyReceiptRequest) -> [UInt8] {
         let receiptData = request.receiptData
-        if receiptData.first == 0x30 { return Base64.encode(receiptData) }
-        guard Base64.holdsLayout(receiptData.span) else { return request.receiptText }
+        if receiptData.first == 0x30 { return Array(Base64.encode(receiptData).utf8) }
+        guard Base64.holdsLayout(receiptData.span) else { return receiptData }
         let isLayout = { (byte: UInt8) in byte == 0x20 || byte == 0x0A || byte == 0x0D }
-        return String(decoding: receiptData.filter { !isLayout($0) }, as: UTF8.self)
+        return receiptData.filter { !isLayout($0) }
     }
 
     /// A receipt's purchases brought up to date from the ledger, in purchase order (oldest first, as Apple's
@@ -258,8 +264,7 @@ struct VerifyReceiptRefusal {
 
 /// The body of a verifyReceipt request. Unknown members are ignored, as Apple ignores them.
 struct VerifyReceiptRequest {
-    /// `receipt-data` as sent, and its UTF-8.
-    let receiptText: String
+    /// The UTF-8 of `receipt-data` as sent.
     let receiptData: [UInt8]
     let password: String?
     let excludeOldTransactions: Bool
@@ -272,8 +277,7 @@ struct VerifyReceiptRequest {
             throw JSONFieldError(path: "", rule: "the request body is not valid JSON: \(error)")
         }
         let reader = try JSONObjectReader(document)
-        receiptText = try reader.requiredString("receipt-data")
-        receiptData = Array(receiptText.utf8)
+        receiptData = Array(try reader.requiredString("receipt-data").utf8)
         password = try reader.string("password")
         switch reader.value("exclude-old-transactions") {
         case nil: excludeOldTransactions = false
