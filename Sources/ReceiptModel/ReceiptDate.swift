@@ -253,8 +253,9 @@ struct CivilTime {
         output.append(copying: zone.utf8.span)
     }
 
-    /// Appends `YYYY-MM-DD`, `separator` and `hh:mm:ss`, 19 bytes, for years 0 to 9999: room made for all of
-    /// them at once, then each pair of digits written where it goes.
+    /// Appends `YYYY-MM-DD`, `separator` and `hh:mm:ss`, 19 bytes, for years 0 to 9999: all of them added at once
+    /// as `:` (the time's two separators stay so), then the date's dashes, `separator` and each pair of digits
+    /// written where they go.
     func appendDateAndTime(separator: UInt8, to output: inout OutputSpan<UInt8>) {
         let start = output.count
         output.append(repeating: UInt8(ascii: ":"), count: 19)
