@@ -196,8 +196,7 @@ struct JSONWriterReferenceTests {
     @Test("a character that needs an escape, or one next to those, is written as the reference writes it anywhere")
     func everyPosition() {
         let characters = ["\u{0}", "\u{1F}", " ", "!", "\"", "#", "[", "\\", "]", "\u{7F}", "é", "😀"]
-        // Past two of the 32-byte blocks that strings are scanned in, and the 8-byte words and bytes after them.
-        for length in 1...72 {
+        for length in JSONStringTests.positionLengths {
             for position in 0..<length {
                 for character in characters {
                     let before = String(repeating: "a", count: position)
