@@ -33,6 +33,8 @@ final class ConnectionGate: @unchecked Sendable {
         var lastActivity: Int64
         /// How many bytes the last look at the socket saw.
         var seen = 0
+        /// Whether the socket is in the gate's epoll set: not while the head that came with the connection is read.
+        var watched = false
     }
 
     private let listenDescriptor: Int32
@@ -205,13 +207,16 @@ final class ConnectionGate: @unchecked Sendable {
             // Most clients send their head with the connection: often it is all there already, and the connection
             // is handed on without ever being watched.
             readHead(descriptor, peerClosed: false)
-            guard let connection = pending[descriptor] else { return }
-            if !Self.register(
-                descriptor, in: epoll, events: EPOLLIN.rawValue | EPOLLRDHUP.rawValue | EPOLLET.rawValue)
-            {
+            guard var connection = pending[descriptor] else { return }
+            guard
+                Self.register(descriptor, in: epoll, events: EPOLLIN.rawValue | EPOLLRDHUP.rawValue | EPOLLET.rawValue)
+            else {
                 forget(descriptor, connection)
                 close(descriptor)
+                return
             }
+            connection.watched = true
+            pending[descriptor] = connection
         }
     }
 
@@ -251,7 +256,7 @@ final class ConnectionGate: @unchecked Sendable {
             refuse(descriptor, rejection)
         case .complete:
             pending[descriptor] = nil
-            unregister(descriptor)
+            unregister(descriptor, connection)
             let record = table.handOff(
                 descriptor: descriptor, client: connection.client, address: connection.address,
                 deadline: connection.accepted + headerTimeout)
@@ -282,7 +287,7 @@ final class ConnectionGate: @unchecked Sendable {
 
     private func forget(_ descriptor: Int32, _ connection: Pending) {
         pending[descriptor] = nil
-        unregister(descriptor)
+        unregister(descriptor, connection)
         table.release(connection.client)
     }
 
@@ -337,8 +342,11 @@ final class ConnectionGate: @unchecked Sendable {
         close(epoll)
     }
 
-    private func unregister(_ descriptor: Int32) {
-        _ = epoll_ctl(epoll, EPOLL_CTL_DEL, descriptor, nil)
+    /// Takes a pending connection's socket out of the epoll set, when it is in it.
+    private func unregister(_ descriptor: Int32, _ connection: Pending) {
+        if connection.watched {
+            _ = epoll_ctl(epoll, EPOLL_CTL_DEL, descriptor, nil)
+        }
     }
 
     private static func register(_ descriptor: Int32, in epoll: Int32, events: UInt32) -> Bool {
