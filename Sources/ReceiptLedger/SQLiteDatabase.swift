@@ -259,8 +259,9 @@ final class SQLiteDatabase {
         sqlite3_exec(connection, "ROLLBACK", nil, nil, nil)
     }
 
-    private func openConnection(_ purpose: String) throws(LedgerError) -> OpaquePointer {
-        guard let connection else { throw LedgerError(.storage, "\(purpose): the database connection is closed") }
+    /// The open connection; `purpose` is only worked out when it is closed.
+    private func openConnection(_ purpose: @autoclosure () -> String) throws(LedgerError) -> OpaquePointer {
+        guard let connection else { throw LedgerError(.storage, "\(purpose()): the database connection is closed") }
         return connection
     }
 }

@@ -130,11 +130,45 @@ struct StorageTests {
         #expect(!FileManager.default.fileExists(atPath: directory.path("ledger.sqlite-wal")))
     }
 
+    @Test("a statement's purpose is worked out only for an error's message: never when the statement succeeds")
+    func purposeOnlyForErrors() throws {
+        let database = try SQLiteDatabase(path: directory.path())
+        let purposes = PurposeCounter()
+        let one = try database.withStatement("SELECT 1", purpose: purposes.next("selecting one")) {
+            (statement) throws(LedgerError) in try statement.step() ? statement.int64(at: 0) : nil
+        }
+        #expect(one == 1)
+        #expect(purposes.count == 0)
+        let failed = #expect(throws: LedgerError.self) {
+            try database.withStatement("SELECT FROM nowhere", purpose: purposes.next("selecting from nowhere")) {
+                (statement) throws(LedgerError) in try statement.step()
+            }
+        }
+        #expect(failed?.message.hasPrefix("selecting from nowhere: ") == true)
+        database.close()
+        let closed = #expect(throws: LedgerError.self) {
+            try database.withStatement("SELECT 1", purpose: purposes.next("selecting after close")) {
+                (statement) throws(LedgerError) in try statement.step()
+            }
+        }
+        #expect(closed?.message == "selecting after close: the database connection is closed")
+    }
+
     @Test("closing twice is harmless")
     func closeTwice() throws {
         let ledger = try SQLiteLedger(path: directory.path())
         ledger.close()
         ledger.close()
         #expect(throws: LedgerError(.storage, "ledger is closed")) { try ledger.count() }
+    }
+}
+
+/// Hands out purposes and counts how many were asked for.
+private final class PurposeCounter {
+    private(set) var count = 0
+
+    func next(_ purpose: String) -> String {
+        count += 1
+        return purpose
     }
 }
