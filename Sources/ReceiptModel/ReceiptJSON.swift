@@ -225,6 +225,11 @@ extension JSONObjectBuilder {
         addDate(DateKeys(key), date, pacificTime)
     }
 
+    /// `date` in RFC 3339 (``ReceiptDate/rfc3339``) as a string member, written straight into the builder.
+    public mutating func add(_ key: JSONKey, rfc3339 date: ReceiptDate) {
+        add(key, asciiCount: date.rfc3339ByteCount) { date.appendRFC3339(to: &$0) }
+    }
+
     /// `civil` in verifyReceipt's form, written straight into the builder for the years of receipts.
     private mutating func addAppleText(_ key: JSONKey, _ civil: CivilTime, zone: String) {
         guard let count = civil.appleTextCount(zone: zone) else { return add(key, string: civil.appleText(zone: zone)) }

@@ -168,11 +168,11 @@ public final class ReceiptService: Sendable {
         var line: [UInt8] = []
         line.reserveCapacity(Self.logLineCapacity)
         JSONObjectWriter.write(to: &line) { line in
-            line.add(LogKeys.time, string: clock().rfc3339)
+            line.add(LogKeys.time, rfc3339: clock())
             line.add(LogKeys.method, string: request.method)
             line.add(LogKeys.route, string: route)
             line.add(LogKeys.status, integer: Int64(response.status))
-            line.add(LogKeys.duration, .decimal(seconds * 1000, places: 3))
+            line.add(LogKeys.duration, .fixedPoint(Int64((seconds * 1_000_000).rounded()), places: 3))
             line.add(LogKeys.requestBytes, integer: Int64(request.body.count))
             line.add(LogKeys.responseBytes, integer: Int64(response.body.count))
             if case .failure(let error) = outcome { line.add(LogKeys.error, string: error.code) }

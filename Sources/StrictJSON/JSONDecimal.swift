@@ -26,6 +26,32 @@ extension JSONValue {
         }
         return .number(String(decoding: text, as: UTF8.self))
     }
+
+    /// The number `units` × 10^-`places`, written with exactly `places` digits after the point (and no point when
+    /// `places` is 0): `fixedPoint(1234, places: 3)` is `1.234`, `fixedPoint(-5, places: 3)` is `-0.005`. A
+    /// measurement already counted in whole small units (microseconds for a duration in milliseconds) is written
+    /// this way without the shortest-decimal search of ``decimal(_:places:)``. `places` is taken as 0 to 18.
+    public static func fixedPoint(_ units: Int64, places: Int) -> JSONValue {
+        let places = min(max(places, 0), 18)
+        guard places > 0 else { return .number(String(units)) }
+        var scale: UInt64 = 1
+        for _ in 0..<places { scale *= 10 }
+        let whole = Int64(units.magnitude / scale)
+        let fraction = units.magnitude % scale
+        // At least one place: the whole part is at most |Int64.min| / 10, an Int64.
+        let count = (units < 0 ? 1 : 0) + whole.decimalCount + 1 + places
+        let text = [UInt8](capacity: count) { output in
+            if units < 0 { output.append(UInt8(ascii: "-")) }
+            whole.appendDecimal(to: &output)
+            output.append(UInt8(ascii: "."))
+            var divisor = scale / 10
+            while divisor > 0 {
+                output.append(UInt8(ascii: "0") + UInt8(fraction / divisor % 10))
+                divisor /= 10
+            }
+        }
+        return .number(String(decoding: text, as: UTF8.self))
+    }
 }
 
 /// A non-negative decimal as its digits and where its point is: `values` 1, 2, 3 with `pointPosition` 1 is 1.23,

@@ -273,6 +273,21 @@ struct ReceiptDateExtremeTests {
         #expect(!date.appleFormat.isEmpty)
     }
 
+    @Test(
+        "a builder's rfc3339 member is the date's rfc3339 text, in the written bytes and in the tree alike",
+        arguments: [Int64.min, yearZero - 1, yearZero, -1, 0, june5Noon, june5Noon + 7, Int64.max])
+    func rfc3339Member(_ milliseconds: Int64) throws {
+        let date = ReceiptDate(millisecondsSince1970: milliseconds)
+        let key = JSONKey("time")
+        var written: [UInt8] = []
+        JSONObjectWriter.write(to: &written) { $0.add(key, rfc3339: date) }
+        var tree = JSONObject()
+        tree.add(key, rfc3339: date)
+        let expected = JSONValue.object(JSONObject(["time": .string(date.rfc3339)]))
+        #expect(try JSONValue(parsing: written) == expected)
+        #expect(JSONValue.object(tree) == expected)
+    }
+
     @Test("seconds beyond what milliseconds can hold saturate")
     func saturatingSeconds() {
         #expect(ReceiptDate(secondsSince1970: .max).millisecondsSince1970 == .max)

@@ -66,4 +66,26 @@ struct JSONDecimalTests {
             #expect(try JSONValue(parsing: Array(text(value, places).utf8)) == JSONValue.decimal(value, places: places))
         }
     }
+
+    @Test(
+        "fixedPoint writes an integer count of small units with exactly that many places, every digit of the count",
+        arguments: [
+            (1234 as Int64, 3, "1.234"), (5, 3, "0.005"), (-5, 3, "-0.005"), (0, 3, "0.000"), (1000, 3, "1.000"),
+            (-1234, 3, "-1.234"), (7, 0, "7"), (-7, 0, "-7"), (42, -1, "42"), (123_456_789, 9, "0.123456789"),
+            (Int64.max, 18, "9.223372036854775807"), (Int64.min, 18, "-9.223372036854775808"),
+            (Int64.min, 0, "-9223372036854775808"), (1, 25, "0.000000000000000001"),
+        ])
+    func fixedPoint(units: Int64, places: Int, expected: String) throws {
+        let value = JSONValue.fixedPoint(units, places: places)
+        #expect(value.serialized() == expected)
+        #expect(try JSONValue(parsing: Array(expected.utf8)) == value)
+    }
+
+    @Test("fixedPoint of a count of thousandths reads as decimal of the same value to three places")
+    func fixedPointMatchesDecimal() {
+        for units in Int64(-2_000)...2_000 {
+            let value = Double(units) / 1000
+            #expect(JSONValue.fixedPoint(units, places: 3) == JSONValue.decimal(value, places: 3), "\(units)")
+        }
+    }
 }
