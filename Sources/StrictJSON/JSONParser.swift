@@ -10,7 +10,8 @@ extension JSONValue {
     {
         let bytes = Array(text)
         var parser = JSONParser(bytes: bytes, maximumDepth: maximumDepth)
-        guard String(validating: bytes, as: UTF8.self) != nil else { throw parser.error(.invalidUTF8, at: 0) }
+        // Validated in place (UTF8Span), not copied into a string that would be thrown away.
+        guard (try? UTF8Span(validating: bytes.span)) != nil else { throw parser.error(.invalidUTF8, at: 0) }
         self = try parser.parseDocument()
     }
 
