@@ -408,10 +408,10 @@ private func readHead(
     let methodBytes = Array(UnsafeRawBufferPointer(start: method, count: strlen(method)))
     let versionBytes = Array(UnsafeRawBufferPointer(start: version, count: strlen(version)))
     try RequestRules.checkRequestLine(method: methodBytes, target: served.target, version: versionBytes)
-    let values = fields.map { (name: RequestRules.lowercasedName($0.name), value: RequestRules.trimmed($0.value)) }
     for field in fields {
         try RequestRules.checkField(name: field.name, value: field.value)
     }
+    let values = fields.map { (name: $0.name, value: RequestRules.trimmed($0.value)) }
     try RequestRules.checkFraming(version: versionBytes, fields: values, maximumBodyBytes: maximumBodyBytes)
     let question = served.target.firstIndex(of: UInt8(ascii: "?"))
     guard
@@ -425,9 +425,10 @@ private func readHead(
         method: String(decoding: methodBytes, as: UTF8.self),
         path: String(decoding: served.target[..<(question ?? served.target.endIndex)], as: UTF8.self),
         query: query,
+        // The names are tokens (checked above), so lowercasing folds ASCII letters only.
         headers: values.map {
             (
-                name: String(decoding: $0.name, as: UTF8.self),
+                name: String(decoding: $0.name, as: UTF8.self).lowercased(),
                 value: String(decoding: $0.value, as: UTF8.self)
             )
         }

@@ -120,7 +120,7 @@ struct RequestHead {
         let name = line[..<colon]
         let value = line[(colon + 1)...]
         try RequestRules.checkField(name: name, value: value)
-        return (Array(name), RequestRules.trimmed(value))
+        return (Array(name), Array(RequestRules.trimmed(value)))
     }
 
     private static func tooLarge(inRequestLine: Bool) -> RequestRejection {

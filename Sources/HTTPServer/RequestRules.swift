@@ -41,9 +41,9 @@ enum RequestRules {
             throw RequestRejection(
                 400, "invalid_request_line", "the request target must be visible ASCII, percent-encoded")
         }
-        guard version == Array("HTTP/1.1".utf8) || version == Array("HTTP/1.0".utf8) else {
+        guard version.elementsEqual("HTTP/1.1".utf8) || version.elementsEqual("HTTP/1.0".utf8) else {
             let isVersion =
-                version.count == 8 && version.starts(with: Array("HTTP/".utf8))
+                version.count == 8 && version.starts(with: "HTTP/".utf8)
                 && isDigit(version[5]) && version[6] == UInt8(ascii: ".") && isDigit(version[7])
             guard isVersion else {
                 throw RequestRejection(400, "invalid_request_line", "the request line does not end in an HTTP version")
@@ -70,9 +70,9 @@ enum RequestRules {
     /// - a `Transfer-Encoding` other than `chunked` alone: 501; in an HTTP/1.0 request: 400;
     /// - a `Content-Length` that is not digits: 400; one over `maximumBodyBytes`: 413;
     /// - `Host` missing from an HTTP/1.1 request, or twice; `Authorization` twice: 400.
-    static func checkFraming(version: [UInt8], fields: [(name: [UInt8], value: [UInt8])], maximumBodyBytes: Int)
-        throws(RequestRejection)
-    {
+    static func checkFraming<Name: Collection<UInt8>, Value: Collection<UInt8>>(
+        version: [UInt8], fields: [(name: Name, value: Value)], maximumBodyBytes: Int
+    ) throws(RequestRejection) {
         guard fields.count <= maximumFieldCount else {
             throw RequestRejection(
                 431, "headers_too_large", "the request has more than \(maximumFieldCount) header fields")
@@ -82,8 +82,8 @@ enum RequestRules {
         var codings = 0
         var hosts = 0
         var authorizations = 0
-        var length: [UInt8]?
-        var coding: [UInt8]?
+        var length: Value?
+        var coding: Value?
         for field in fields {
             if nameMatches(field.name, lowercaseName: "content-length".utf8) {
                 lengths += 1
@@ -146,7 +146,11 @@ enum RequestRules {
         case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"),
             UInt8(ascii: "0")...UInt8(ascii: "9"):
             true
-        default: Array("!#$%&'*+-.^_`|~".utf8).contains(byte)
+        case UInt8(ascii: "!"), UInt8(ascii: "#"), UInt8(ascii: "$"), UInt8(ascii: "%"), UInt8(ascii: "&"),
+            UInt8(ascii: "'"), UInt8(ascii: "*"), UInt8(ascii: "+"), UInt8(ascii: "-"), UInt8(ascii: "."),
+            UInt8(ascii: "^"), UInt8(ascii: "_"), UInt8(ascii: "`"), UInt8(ascii: "|"), UInt8(ascii: "~"):
+            true
+        default: false
         }
     }
 
@@ -161,18 +165,12 @@ enum RequestRules {
     }
 
     /// `bytes` without the optional whitespace around a field value.
-    static func trimmed<Bytes: BidirectionalCollection<UInt8>>(_ bytes: Bytes) -> [UInt8] {
+    static func trimmed<Bytes: BidirectionalCollection<UInt8>>(_ bytes: Bytes) -> Bytes.SubSequence {
         var start = bytes.startIndex
         var end = bytes.endIndex
         while start != end && isWhitespace(bytes[start]) { start = bytes.index(after: start) }
         while start != end && isWhitespace(bytes[bytes.index(before: end)]) { end = bytes.index(before: end) }
-        return Array(bytes[start..<end])
-    }
-
-    /// A field name in lower case. Field names are tokens (``checkField(name:value:)``), so ASCII's letters are the
-    /// only ones to fold.
-    static func lowercasedName(_ name: some Collection<UInt8>) -> [UInt8] {
-        name.map(lowercased)
+        return bytes[start..<end]
     }
 
     /// Whether `text` is `lowercaseName` (a name in lower case) but for the case of ASCII letters, compared without

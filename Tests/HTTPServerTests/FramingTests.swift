@@ -361,6 +361,30 @@ struct FramingTests {
         #expect(request.query.map(\.value) == ["Jürgen M", "+", "", "", "v"])
     }
 
+    @Test(
+        "A header name is a token: each of RFC 9110's tchars passes, first or later on a connection; any other visible byte is refused with 400"
+    )
+    func headerNameBytes() throws {
+        let recorder = Recorder()
+        let server = try startServer(recorder: recorder)
+        defer { server.stop() }
+        let tchars = Set("!#$%&'*+-.^_`|~0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz".utf8)
+        let kept = try RawHTTPConnection(port: server.port)
+        // A colon ends the name: "X:Y: v" is the lawful field X with the value "Y: v".
+        for byte in UInt8(0x21)...0x7E where byte != UInt8(ascii: ":") {
+            let head = "GET /t HTTP/1.1\r\nHost: t\r\nX\(Character(Unicode.Scalar(byte)))Y: v\r\n\r\n"
+            let connection = try RawHTTPConnection(port: server.port)
+            try connection.send(head)
+            let expected = tchars.contains(byte) ? 200 : 400
+            #expect(try connection.readResponse().status == expected, "byte \(byte)")
+            if tchars.contains(byte) {
+                try kept.send(head)
+                #expect(try kept.readResponse().status == 200, "byte \(byte) on a kept-alive connection")
+            }
+        }
+        #expect(recorder.count == 2 * tchars.count)
+    }
+
     @Test("Lawful heads pass on every request of a kept-alive connection: tabs, empty values, cookies, 100 fields")
     func lawfulHeadsPass() throws {
         let recorder = Recorder()
