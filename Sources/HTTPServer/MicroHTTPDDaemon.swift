@@ -510,11 +510,19 @@ private func prepareResponse(_ response: HTTPResponse, closing: Bool) -> (handle
     guard let handle = created else {
         return nil
     }
-    var headers = response.headers.filter { !RequestRules.nameMatches($0.name, lowercaseName: "content-length") }
-    if closing && !headers.contains(where: { RequestRules.nameMatches($0.name, lowercaseName: "connection") }) {
-        headers.append((name: MHD_HTTP_HEADER_CONNECTION, value: "close"))
+    // The headers in order, but a Content-Length (libmicrohttpd writes the body's); then Connection: close when
+    // closing and the response names no Connection of its own.
+    var namesConnection = false
+    for header in response.headers where !RequestRules.nameMatches(header.name, lowercaseName: "content-length") {
+        namesConnection = namesConnection || RequestRules.nameMatches(header.name, lowercaseName: "connection")
+        guard MHD_add_response_header(handle, header.name, header.value) == .YES else {
+            MHD_destroy_response(handle)
+            return nil
+        }
     }
-    for header in headers where MHD_add_response_header(handle, header.name, header.value) != .YES {
+    if closing && !namesConnection
+        && MHD_add_response_header(handle, MHD_HTTP_HEADER_CONNECTION, "close") != .YES
+    {
         MHD_destroy_response(handle)
         return nil
     }
@@ -534,6 +542,11 @@ private func rawFields(of connection: OpaquePointer) -> [(name: UnsafeRawBufferP
 
 private final class FieldCollector {
     var fields: [(name: UnsafeRawBufferPointer, value: UnsafeRawBufferPointer)] = []
+
+    /// Room for a usual request's fields from the start, so that collecting them allocates once.
+    init() {
+        fields.reserveCapacity(16)
+    }
 }
 
 private func collectField(

@@ -112,6 +112,36 @@ struct HTTPServerTests {
         #expect(request.body.isEmpty)
     }
 
+    @Test(
+        "A response's headers go out in order; a handler's Content-Length gives way to the body's, and a closing connection's answer says Connection: close once"
+    )
+    func responseHeaders() throws {
+        let server = try startServer { request in
+            let headers = [
+                (name: "X-First", value: "1"), (name: "Content-Length", value: "999"), (name: "X-Second", value: "2"),
+            ]
+            return request.path == "/own-connection"
+                ? HTTPResponse(status: 200, headers: headers + [("Connection", "close")], body: Array("hello".utf8))
+                : HTTPResponse(status: 200, headers: headers, body: Array("hello".utf8))
+        }
+        defer { server.stop() }
+        for path in ["/kept", "/closing", "/own-connection"] {
+            let connection = try RawHTTPConnection(port: server.port)
+            let closing = path == "/kept" ? "" : "Connection: close\r\n"
+            try connection.send("GET \(path) HTTP/1.1\r\nHost: t\r\n\(closing)\r\n")
+            let response = try connection.readResponse()
+            let names = response.headers.map { $0.name.lowercased() }
+            #expect(response.body == Array("hello".utf8), "\(path)")
+            #expect(names.filter { $0 == "content-length" }.count == 1, "\(path)")
+            #expect(response.header("Content-Length") == "5", "\(path)")
+            let first = try #require(names.firstIndex(of: "x-first"))
+            let second = try #require(names.firstIndex(of: "x-second"))
+            #expect(first < second, "\(path)")
+            #expect(names.filter { $0 == "connection" }.count == (path == "/kept" ? 0 : 1), "\(path)")
+            if path != "/kept" { #expect(response.header("Connection")?.lowercased() == "close", "\(path)") }
+        }
+    }
+
     @Test("A 500 KB POST body arrives byte for byte and can be echoed back")
     func largePostBodyArrivesIntact() async throws {
         let recorder = Recorder()
@@ -236,7 +266,9 @@ struct HTTPServerTests {
         #expect(try await fetch(server, "/again").status == 200)
     }
 
-    @Test("stop() lets a request already in the handler finish with its response, then refuses new connections")
+    @Test(
+        "stop() lets a request already in the handler finish with its response (Connection: close), then refuses new connections"
+    )
     func stopDrainsInFlightRequests() async throws {
         let recorder = Recorder()
         let server = try startServer(recorder: recorder) { request in
@@ -254,6 +286,8 @@ struct HTTPServerTests {
 
         #expect(result.status == 200)
         #expect(result.body == Array("done".utf8))
+        // Answered while the server drains: the client is told the connection ends with it.
+        #expect(result.response.value(forHTTPHeaderField: "Connection")?.lowercased() == "close")
         #expect(throws: RawConnectionError.connectFailed(errno: ECONNREFUSED)) {
             _ = try RawHTTPConnection(port: port)
         }
