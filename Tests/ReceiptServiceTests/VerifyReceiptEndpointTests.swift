@@ -53,6 +53,23 @@ struct VerifyReceiptEndpointTests {
     }
 
     @Test(
+        "latest_receipt_info is in purchase order, then transaction id, whatever the receipt's order; in_app keeps the receipt's"
+    )
+    func latestReceiptInfoOrder() throws {
+        let fixture = try ServiceFixture()
+        var shuffled = sampleReceipt(purchases: [
+            ("com.example.pro", "1003", 3), ("com.example.coins", "1002", 1), ("com.example.coins", "1001", 1),
+            ("com.example.gems", "1000", 2),
+        ])
+        shuffled.inAppPurchases[0].expiresDate = ReceiptDate(millisecondsSince1970: 1_720_000_000_000)
+        let json = try fixture.post(
+            "/verifyReceipt", json: ServiceFixture.verifyRequest(try ServiceFixture.signed(shuffled))
+        ).json()
+        #expect(json["latest_receipt_info"]?.transactionIDs == ["1001", "1002", "1000", "1003"])
+        #expect(json["receipt"]?["in_app"]?.transactionIDs == ["1003", "1002", "1001", "1000"])
+    }
+
+    @Test(
         "receipt data sent with line breaks and spaces (MIME style, anywhere in the text) comes back in latest_receipt without them",
         arguments: [
             [76: "\r\n", 152: "\r\n"], [1: " "], [7: "\n", 8: " "], [-1: "\n"],
