@@ -210,15 +210,13 @@ extension ReceiptService {
     /// replacing the receipt's.
     func latestTransactions(of receipt: Receipt) throws(LedgerError) -> LatestTransactions {
         let inPurchaseOrder = { (purchases: [InAppPurchase]) in
+            let before = { (first: InAppPurchase, second: InAppPurchase) in
+                (first.purchaseDate, first.transactionID) < (second.purchaseDate, second.transactionID)
+            }
             // A receipt usually lists its purchases in this order already: then the array is kept as it is (the
             // sort is stable, so it would come out the same) rather than copied purchase by purchase.
-            let ordered = purchases.indices.dropFirst().allSatisfy { index in
-                (purchases[index - 1].purchaseDate, purchases[index - 1].transactionID)
-                    <= (purchases[index].purchaseDate, purchases[index].transactionID)
-            }
-            return ordered
-                ? purchases
-                : purchases.sorted { ($0.purchaseDate, $0.transactionID) < ($1.purchaseDate, $1.transactionID) }
+            let ordered = purchases.indices.dropFirst().allSatisfy { !before(purchases[$0], purchases[$0 - 1]) }
+            return ordered ? purchases : purchases.sorted(by: before)
         }
         let ids = receipt.inAppPurchases.map(\.transactionID)
         guard let known = try ledger.transaction(withAnyOf: ids), known.bundleID == receipt.bundleID else {
