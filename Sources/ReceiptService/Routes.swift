@@ -238,9 +238,20 @@ extension ReceiptService {
     }
 
     /// The path's segments after its leading `/` (`/v1/transactions` is `v1`, `transactions`), as templates are
-    /// split: at every `/` byte (RFC 3986 §3.3), not at whole characters.
+    /// split: at every `/` byte (RFC 3986 §3.3), not at whole characters. One array, sized at once (a segment
+    /// follows each `/`).
     private static func segments(_ path: String) -> [Substring] {
-        path.utf8.split(separator: UInt8(ascii: "/"), omittingEmptySubsequences: false).dropFirst().map(Substring.init)
+        let utf8 = path.utf8
+        let slash = UInt8(ascii: "/")
+        var segments: [Substring] = []
+        segments.reserveCapacity(utf8.count(where: { $0 == slash }))
+        var start: String.Index?
+        for index in utf8.indices where utf8[index] == slash {
+            if let start { segments.append(Substring(utf8[start..<index])) }
+            start = utf8.index(after: index)
+        }
+        if let start { segments.append(Substring(utf8[start...])) }
+        return segments
     }
 
     /// The route template (for metrics and logs) and the route `request` goes to with its raw parameters, or the

@@ -45,6 +45,19 @@ struct OperationsTests {
         #expect(reply.errorCode == "not_found")
     }
 
+    @Test(
+        "a path is split at every slash: a trailing or doubled slash makes another path, an empty parameter is refused",
+        arguments: [
+            ("/verifyReceipt/", 404, "not_found"), ("//verifyReceipt", 404, "not_found"),
+            ("/v1/customers/c1/receipt/", 404, "not_found"), ("/v1/customers//receipt", 400, "invalid_request"),
+            ("/v1/transactions", 405, "method_not_allowed"),
+        ])
+    func pathSegments(path: String, status: Int, code: String) throws {
+        let reply = try ServiceFixture().send("GET", path)
+        #expect(reply.status == status, "\(path)")
+        #expect(reply.errorCode == code, "\(path)")
+    }
+
     @Test("a body over the configured limit is a 413 before it is read")
     func bodyLimit() throws {
         let fixture = try ServiceFixture { $0.maximumBodyBytes = 4096 }
