@@ -411,8 +411,8 @@ private func readHead(
     for field in fields {
         try RequestRules.checkField(name: field.name, value: field.value)
     }
-    let values = fields.map { (name: $0.name, value: RequestRules.trimmed($0.value)) }
-    try RequestRules.checkFraming(version: versionBytes, fields: values, maximumBodyBytes: maximumBodyBytes)
+    let trimmedFields = fields.map { (name: $0.name, value: RequestRules.trimmed($0.value)) }
+    try RequestRules.checkFraming(version: versionBytes, fields: trimmedFields, maximumBodyBytes: maximumBodyBytes)
     let question = served.target.firstIndex(of: UInt8(ascii: "?"))
     guard
         let query = PercentDecoding.queryArguments(
@@ -426,7 +426,7 @@ private func readHead(
         path: String(decoding: served.target[..<(question ?? served.target.endIndex)], as: UTF8.self),
         query: query,
         // The names are tokens (checked above), so lowercasing folds ASCII letters only.
-        headers: values.map {
+        headers: trimmedFields.map {
             (
                 name: String(decoding: $0.name, as: UTF8.self).lowercased(),
                 value: String(decoding: $0.value, as: UTF8.self)
