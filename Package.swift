@@ -121,6 +121,16 @@ let package = Package(
                 "Entitlements", "HTTPServer", "PurchaseVerifier", "ReceiptBenchmark", "ReceiptCrypto", "ReceiptJWS",
                 "ReceiptLedger", "ReceiptModel", "ReceiptService", "ReceiptSigner", "ReceiptVerifier", "StrictJSON",
                 "Threads",
+            ],
+            // A release build of the command links the Swift runtime in (no toolchain needed where it is copied),
+            // by the toolchain's lld with packed relative relocations (DT_RELR, which glibc 2.36 reads: 30,000
+            // relative relocations in 6 KB instead of 716 KB): `receipt --version` took 2.4-2.7 ms from start to
+            // end instead of 3.7-4.1 with the runtime's shared libraries (AMD EPYC). Only this executable's product
+            // carries unsafe flags, so the libraries stay usable as other packages' dependencies.
+            linkerSettings: [
+                .unsafeFlags(
+                    ["-static-stdlib", "-use-ld=lld", "-Xlinker", "-z", "-Xlinker", "pack-relative-relocs"],
+                    .when(configuration: .release))
             ]
         ),
         .testTarget(name: "ReceiptDERTests", dependencies: ["ReceiptDER"], resources: [.copy("Vectors")]),
