@@ -43,7 +43,12 @@ public struct Receipt: Hashable, Sendable {
     public var expirationDate: ReceiptDate?
     /// Every attribute not read into a field above, in payload order: types without a field, and undocumented
     /// fields of another shape than real receipts give them (or seen again).
-    public var unknownAttributes: [ReceiptAttribute]
+    public var unknownAttributes: [ReceiptAttribute] {
+        get { rawAttributes.attributes }
+        set { rawAttributes = RawAttributes(newValue) }
+    }
+    /// ``unknownAttributes`` as they are held.
+    var rawAttributes: RawAttributes
 
     public init(
         bundleID: String,
@@ -61,6 +66,22 @@ public struct Receipt: Hashable, Sendable {
         inAppPurchases: [InAppPurchase] = [],
         unknownAttributes: [ReceiptAttribute] = []
     ) {
+        self.init(
+            bundleID: bundleID, creationDate: creationDate, receiptType: receiptType, appItemID: appItemID,
+            applicationVersion: applicationVersion, originalApplicationVersion: originalApplicationVersion,
+            originalPurchaseDate: originalPurchaseDate, expirationDate: expirationDate,
+            versionExternalIdentifier: versionExternalIdentifier, downloadID: downloadID, opaqueValue: opaqueValue,
+            sha1Hash: sha1Hash, inAppPurchases: inAppPurchases, rawAttributes: RawAttributes(unknownAttributes))
+    }
+
+    /// The receipt with its unknown attributes as they are held: what the payload decoder makes, setting each
+    /// property once.
+    init(
+        bundleID: String, creationDate: ReceiptDate, receiptType: String?, appItemID: Int64?,
+        applicationVersion: String?, originalApplicationVersion: String?, originalPurchaseDate: ReceiptDate?,
+        expirationDate: ReceiptDate?, versionExternalIdentifier: Int64?, downloadID: Int64?, opaqueValue: [UInt8]?,
+        sha1Hash: [UInt8]?, inAppPurchases: [InAppPurchase], rawAttributes: RawAttributes
+    ) {
         self.bundleID = bundleID
         self.creationDate = creationDate
         self.receiptType = receiptType
@@ -74,7 +95,7 @@ public struct Receipt: Hashable, Sendable {
         self.opaqueValue = opaqueValue
         self.sha1Hash = sha1Hash
         self.inAppPurchases = inAppPurchases
-        self.unknownAttributes = unknownAttributes
+        self.rawAttributes = rawAttributes
     }
 
     /// What field 5 is the SHA-1 of for `device`: its identifier bytes ‖ opaque value (field 4) ‖
@@ -113,7 +134,12 @@ public struct InAppPurchase: Hashable, Sendable {
     /// Field 1721.
     public var promotionalOfferID: String?
     /// Every attribute of this purchase not read into a field above, in payload order (as for the receipt's).
-    public var unknownAttributes: [ReceiptAttribute]
+    public var unknownAttributes: [ReceiptAttribute] {
+        get { rawAttributes.attributes }
+        set { rawAttributes = RawAttributes(newValue) }
+    }
+    /// ``unknownAttributes`` as they are held.
+    var rawAttributes: RawAttributes
 
     public init(
         productID: String,
@@ -131,6 +157,23 @@ public struct InAppPurchase: Hashable, Sendable {
         promotionalOfferID: String? = nil,
         unknownAttributes: [ReceiptAttribute] = []
     ) {
+        self.init(
+            productID: productID, transactionID: transactionID, purchaseDate: purchaseDate, quantity: quantity,
+            originalTransactionID: originalTransactionID, originalPurchaseDate: originalPurchaseDate,
+            productType: productType, expiresDate: expiresDate, webOrderLineItemID: webOrderLineItemID,
+            cancellationDate: cancellationDate, isTrialPeriod: isTrialPeriod,
+            isInIntroOfferPeriod: isInIntroOfferPeriod, promotionalOfferID: promotionalOfferID,
+            rawAttributes: RawAttributes(unknownAttributes))
+    }
+
+    /// The purchase with its unknown attributes as they are held: what the payload decoder makes, setting each
+    /// property once.
+    init(
+        productID: String, transactionID: String, purchaseDate: ReceiptDate, quantity: Int64?,
+        originalTransactionID: String?, originalPurchaseDate: ReceiptDate?, productType: Int64?,
+        expiresDate: ReceiptDate?, webOrderLineItemID: Int64?, cancellationDate: ReceiptDate?, isTrialPeriod: Bool?,
+        isInIntroOfferPeriod: Bool?, promotionalOfferID: String?, rawAttributes: RawAttributes
+    ) {
         self.productID = productID
         self.transactionID = transactionID
         self.purchaseDate = purchaseDate
@@ -144,6 +187,6 @@ public struct InAppPurchase: Hashable, Sendable {
         self.isTrialPeriod = isTrialPeriod
         self.isInIntroOfferPeriod = isInIntroOfferPeriod
         self.promotionalOfferID = promotionalOfferID
-        self.unknownAttributes = unknownAttributes
+        self.rawAttributes = rawAttributes
     }
 }

@@ -27,17 +27,18 @@ extension Receipt {
         var purchases: [InAppPurchase] = []
         purchases.reserveCapacity(purchaseCount)
         var shared = SharedPurchaseValues()
-        var unknown: [ReceiptAttribute] = []
+        var unknown = RawAttributes()
         var receiptType: String?, bundleID: String?, applicationVersion: String?, originalApplicationVersion: String?
         var appItemID: Int64?, versionExternalIdentifier: Int64?, downloadID: Int64?
         var opaqueValue: [UInt8]?, sha1Hash: [UInt8]?
         var creationDate: ReceiptDate?, originalPurchaseDate: ReceiptDate?, expirationDate: ReceiptDate?
         position = attributes.contentStart
         while position < attributes.end {
+            let start = position
             let attribute = try attributes.attribute(at: position)
             position = attribute.end
             guard let field = ReceiptField(rawValue: attribute.type) else {
-                unknown.append(attributes.raw(attribute))
+                attributes.keep(from: start, attribute, in: &unknown)
                 continue
             }
             if field == .inAppPurchase {
@@ -53,7 +54,7 @@ extension Receipt {
                 if let integer = value.integerIfWellFormed(in: payload), decoder.markFirst(slot: field.slot) {
                     downloadID = integer
                 } else {
-                    unknown.append(attributes.raw(attribute))
+                    attributes.keep(from: start, attribute, in: &unknown)
                 }
                 continue
             }
@@ -85,7 +86,7 @@ extension Receipt {
             originalPurchaseDate: originalPurchaseDate, expirationDate: expirationDate,
             versionExternalIdentifier: versionExternalIdentifier, downloadID: downloadID, opaqueValue: opaqueValue,
             sha1Hash: sha1Hash,
-            inAppPurchases: purchases, unknownAttributes: unknown)
+            inAppPurchases: purchases, rawAttributes: unknown)
     }
 }
 
@@ -97,7 +98,7 @@ extension InAppPurchase {
     {
         let attributes = try AttributeSet(payload, range: range, at: .purchase(index))
         var decoder = FieldDecoder<InAppPurchaseField>()
-        var unknown: [ReceiptAttribute] = []
+        var unknown = RawAttributes()
         var productID: String?, transactionID: String?, originalTransactionID: String?, promotionalOfferID: String?
         var quantity: Int64?, productType: Int64?, webOrderLineItemID: Int64?
         var purchaseDate: ReceiptDate?, originalPurchaseDate: ReceiptDate?, expiresDate: ReceiptDate?
@@ -105,10 +106,11 @@ extension InAppPurchase {
         var isTrialPeriod: Bool?, isInIntroOfferPeriod: Bool?
         var position = attributes.contentStart
         while position < attributes.end {
+            let start = position
             let attribute = try attributes.attribute(at: position)
             position = attribute.end
             guard let field = InAppPurchaseField(rawValue: attribute.type) else {
-                unknown.append(attributes.raw(attribute))
+                attributes.keep(from: start, attribute, in: &unknown)
                 continue
             }
             let location = PayloadLocation.purchaseField(index, field)
@@ -118,7 +120,7 @@ extension InAppPurchase {
                 if let integer = value.integerIfWellFormed(in: payload), decoder.markFirst(slot: field.slot) {
                     productType = integer
                 } else {
-                    unknown.append(attributes.raw(attribute))
+                    attributes.keep(from: start, attribute, in: &unknown)
                 }
                 continue
             }
@@ -152,8 +154,7 @@ extension InAppPurchase {
             originalTransactionID: originalTransactionID, originalPurchaseDate: originalPurchaseDate,
             productType: productType, expiresDate: expiresDate, webOrderLineItemID: webOrderLineItemID,
             cancellationDate: cancellationDate, isTrialPeriod: isTrialPeriod,
-            isInIntroOfferPeriod: isInIntroOfferPeriod, promotionalOfferID: promotionalOfferID,
-            unknownAttributes: unknown)
+            isInIntroOfferPeriod: isInIntroOfferPeriod, promotionalOfferID: promotionalOfferID, rawAttributes: unknown)
     }
 }
 
@@ -350,9 +351,9 @@ private struct AttributeSet {
         }
     }
 
-    func raw(_ attribute: Attribute) -> ReceiptAttribute {
-        ReceiptAttribute(
-            type: attribute.type, version: attribute.version, value: Array(payload[slice: attribute.value]))
+    /// Adds `attribute`, which starts at `start`, to `raw` as it is encoded.
+    func keep(from start: Int, _ attribute: Attribute, in raw: inout RawAttributes) {
+        raw.append(encoding: payload[slice: start..<attribute.end], room: end - start)
     }
 }
 

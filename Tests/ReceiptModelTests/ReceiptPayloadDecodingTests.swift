@@ -174,6 +174,34 @@ struct ReceiptPayloadStructureTests {
             ])
     }
 
+    @Test("a decoded receipt equals, and hashes as, one given the same undocumented attributes as values")
+    func unknownAttributesCompareAsValues() throws {
+        let purchaseAttributes =
+            Sample.requiredPurchaseAttributes + [attribute(type: 1714, version: 1, integer(-200))]
+        let decoded = try decodePayload(
+            Sample.requiredAttributes + [
+                purchase(purchaseAttributes), attribute(type: 25, version: 3, [0x7F]),
+                attribute(type: 1 << 40, version: -1, []),
+            ])
+        var given = decoded
+        given.unknownAttributes = [
+            ReceiptAttribute(type: 25, version: 3, value: [0x7F]),
+            ReceiptAttribute(type: 1 << 40, version: -1, value: []),
+        ]
+        given.inAppPurchases[0].unknownAttributes = [ReceiptAttribute(type: 1714, version: 1, value: integer(-200))]
+        #expect(given == decoded)
+        #expect(given.hashValue == decoded.hashValue)
+        given.inAppPurchases[0].unknownAttributes[0] = ReceiptAttribute(type: 1714, version: 2, value: integer(-200))
+        #expect(given != decoded)
+    }
+
+    @Test("an undocumented attribute of more than 65,535 octets is kept whole")
+    func longUnknownAttribute() throws {
+        let value = [UInt8](repeating: 0xA5, count: 70_000)
+        let decoded = try decodePayload(Sample.requiredAttributes + [attribute(type: 99, version: 1, value)])
+        #expect(decoded.unknownAttributes == [ReceiptAttribute(type: 99, version: 1, value: value)])
+    }
+
     @Test("the attribute version does not matter for documented fields")
     func versionIgnored() throws {
         let decoded = try decodePayload([
