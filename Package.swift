@@ -37,6 +37,7 @@ let package = Package(
             pkgConfig: "zlib",
             providers: [.apt(["zlib1g-dev"])]
         ),
+        .systemLibrary(name: "CReceiptMalloc"),
         // SQLite, libpq and libmicrohttpd are opened at their first use (dlopen), not linked: headers from Debian's
         // libsqlite3-dev, libpq-dev and libmicrohttpd-dev, libraries libsqlite3-0, libpq5 and libmicrohttpd12.
         .target(name: "CReceiptLibraryLoading"),
@@ -118,9 +119,9 @@ let package = Package(
         .executableTarget(
             name: "receipt",
             dependencies: [
-                "Entitlements", "HTTPServer", "PurchaseVerifier", "ReceiptBenchmark", "ReceiptCrypto", "ReceiptJWS",
-                "ReceiptLedger", "ReceiptModel", "ReceiptService", "ReceiptSigner", "ReceiptVerifier", "StrictJSON",
-                "Threads",
+                "CReceiptMalloc", "Entitlements", "HTTPServer", "PurchaseVerifier", "ReceiptBenchmark", "ReceiptCrypto",
+                "ReceiptJWS", "ReceiptLedger", "ReceiptModel", "ReceiptService", "ReceiptSigner", "ReceiptVerifier",
+                "StrictJSON", "Threads",
             ],
             // A release build of the command links the Swift runtime in (no toolchain needed where it is copied),
             // by the toolchain's lld with packed relative relocations (DT_RELR, which glibc 2.36 reads: 30,000

@@ -1,0 +1,2 @@
+// Umbrella header for glibc's malloc tuning (mallopt), which the Glibc module leaves out.
+#include <malloc.h>
