@@ -5,8 +5,9 @@ import ReceiptDER
 ///
 /// A real purchase carries about seven undocumented attributes (1709, 1710, 1714-1718). Held as an array of
 /// ``ReceiptAttribute`` values, each with an array of its own, they took eleven allocations a purchase when
-/// decoded and as many releases when dropped: 13 % of the time of a batch of Apple's 9-purchase receipts and 17 % of
-/// one of 187 purchases. Decoding now copies each attribute's bytes from the payload as they are.
+/// decoded and as many releases when dropped. Decoding now copies each attribute's bytes from the payload as they
+/// are, into one allocation: verifying Apple's 9-purchase receipt takes 11 % fewer instructions, its 187-purchase
+/// one 17 %.
 ///
 /// Every attribute is held in strict DER, as the payload decoder accepted it or as ``init(_:)`` wrote it, and DER
 /// has one encoding per value: two buffers are equal exactly when their attributes are.
