@@ -29,10 +29,14 @@ struct RawAttributes: Hashable, Sendable {
         encodings = writer.bytes
     }
 
+    /// Room the first attribute reserves: a purchase's seven undocumented attributes take 100-200 bytes, so one
+    /// allocation holds them; more grow the buffer as an array grows.
+    private static let initialCapacity = 512
+
     /// Appends the strict DER encoding of one `ReceiptAttribute` as it lies in a payload. `room` is how many bytes
-    /// the attributes still to come take at most, reserved at the first so that one allocation holds them all.
+    /// the attributes still to come take at most: the first reserves that much, up to ``initialCapacity``.
     mutating func append(encoding: ArraySlice<UInt8>, room: Int) {
-        if encodings.isEmpty { encodings.reserveCapacity(room) }
+        if encodings.isEmpty { encodings.reserveCapacity(min(room, Self.initialCapacity)) }
         encodings.append(contentsOf: encoding)
     }
 
