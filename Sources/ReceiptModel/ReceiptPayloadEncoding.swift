@@ -29,8 +29,9 @@ extension Receipt {
     }
 
     private var payloadAttributes: [PayloadAttribute] {
+        let unknown = unknownAttributes  // decoded from their encodings once
         var attributes: [PayloadAttribute] = []
-        attributes.reserveCapacity(12 + inAppPurchases.count + unknownAttributes.count)
+        attributes.reserveCapacity(12 + inAppPurchases.count + unknown.count)
         func add(_ field: ReceiptField, _ value: PayloadValue?) {
             if let value { attributes.append(PayloadAttribute(type: field.rawValue, version: 1, value: value)) }
         }
@@ -47,7 +48,7 @@ extension Receipt {
         add(.originalApplicationVersion, originalApplicationVersion.map(PayloadValue.utf8String))
         add(.expirationDate, expirationDate.map { .date($0) })
         for purchase in inAppPurchases { add(.inAppPurchase, .set(purchase.payloadAttributes)) }
-        attributes += unknownAttributes.map {
+        attributes += unknown.map {
             PayloadAttribute(type: $0.type, version: $0.version, value: .octets($0.value))
         }
         return attributes
@@ -79,8 +80,9 @@ extension InAppPurchase {
     }
 
     fileprivate var payloadAttributes: [PayloadAttribute] {
+        let unknown = unknownAttributes  // decoded from their encodings once
         var attributes: [PayloadAttribute] = []
-        attributes.reserveCapacity(13 + unknownAttributes.count)
+        attributes.reserveCapacity(13 + unknown.count)
         func add(_ field: InAppPurchaseField, _ value: PayloadValue?) {
             if let value { attributes.append(PayloadAttribute(type: field.rawValue, version: 1, value: value)) }
         }
@@ -97,7 +99,7 @@ extension InAppPurchase {
         add(.isTrialPeriod, isTrialPeriod.map { .integer($0 ? 1 : 0) })
         add(.isInIntroOfferPeriod, isInIntroOfferPeriod.map { .integer($0 ? 1 : 0) })
         add(.promotionalOfferID, promotionalOfferID.map(PayloadValue.utf8String))
-        attributes += unknownAttributes.map {
+        attributes += unknown.map {
             PayloadAttribute(type: $0.type, version: $0.version, value: .octets($0.value))
         }
         return attributes
