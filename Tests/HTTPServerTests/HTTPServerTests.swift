@@ -348,6 +348,48 @@ struct HTTPServerTests {
     }
 
     @Test(
+        "Requests sent on eight kept-alive connections to one daemon thread before any answer is read are all answered")
+    func requestsReadInOneTurnAreAllAnswered() throws {
+        let server = try startServer(HTTPServerConfiguration(threads: 1)) { request in
+            HTTPResponse(status: 200, body: Array("reply to \(request.path)".utf8))
+        }
+        defer { server.stop() }
+        var connections: [RawHTTPConnection] = []
+        for _ in 0..<8 {
+            connections.append(try RawHTTPConnection(port: server.port))
+        }
+
+        for round in 0..<20 {
+            for (index, connection) in connections.enumerated() {
+                try connection.send("GET /\(round)/\(index) HTTP/1.1\r\nHost: test\r\n\r\n")
+            }
+            for (index, connection) in connections.enumerated() {
+                let response = try connection.readResponse()
+                #expect(response.status == 200)
+                #expect(response.body == Array("reply to /\(round)/\(index)".utf8))
+            }
+        }
+    }
+
+    @Test("Requests sent in one piece on a kept-alive connection are each answered, in the order sent")
+    func pipelinedRequestsAreAnsweredInOrder() throws {
+        let server = try startServer { request in
+            HTTPResponse(status: 200, body: Array("reply to \(request.path)".utf8))
+        }
+        defer { server.stop() }
+        let connection = try RawHTTPConnection(port: server.port)
+        let paths = (0..<5).map { "/pipelined/\($0)" }
+
+        try connection.send(paths.map { "GET \($0) HTTP/1.1\r\nHost: test\r\n\r\n" }.joined())
+
+        for path in paths {
+            let response = try connection.readResponse()
+            #expect(response.status == 200)
+            #expect(response.body == Array("reply to \(path)".utf8))
+        }
+    }
+
+    @Test(
         "A malformed request line or header gets 400 without reaching the handler; serving goes on",
         arguments: [
             "GET /\r\n\r\n",
