@@ -31,8 +31,13 @@ struct DescriptorTableTests {
 
     @Test("without unsharing, a thread that closes a descriptor closes it for every thread")
     func closingInASharedTableClosesForAll() throws {
-        let descriptor = open("/dev/null", O_RDONLY | O_CLOEXEC)
-        try #require(descriptor >= 0)
+        // Far above what the process has open: a descriptor number the kernel hands out (the lowest free one) could
+        // be reused by a test running beside this one between the thread's close and the check.
+        let temporary = open("/dev/null", O_RDONLY | O_CLOEXEC)
+        try #require(temporary >= 0)
+        let descriptor = fcntl(temporary, F_DUPFD_CLOEXEC, 1001)
+        close(temporary)
+        try #require(descriptor >= 1001)
         let closed = ThreadResult<Bool> { close(descriptor) == 0 }.value
         #expect(closed)
         #expect(fcntl(descriptor, F_GETFD) == -1 && errno == EBADF)
