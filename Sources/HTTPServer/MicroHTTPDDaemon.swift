@@ -283,8 +283,9 @@ private final class RequestState {
     }
 }
 
-/// libmicrohttpd's access handler: called once when the head is in, once per piece of body, and once more (with
-/// no data) when the request is complete.
+/// libmicrohttpd's access handler: called once when the head is in, once per piece of body, once more (with no
+/// data) when the request is complete, and again (with no data) each time its connection is resumed: in the next
+/// turn for a response held by ``sendNextTurn(_:to:_:)``, or once a set-aside answer is given.
 private func handleAccess(
     _ contextPointer: UnsafeMutableRawPointer?, _ connection: OpaquePointer?, _ url: UnsafePointer<CChar>?,
     _ method: UnsafePointer<CChar>?, _ version: UnsafePointer<CChar>?, _ uploadData: UnsafePointer<CChar>?,
