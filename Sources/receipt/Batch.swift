@@ -15,6 +15,18 @@ enum Batch {
     /// Output gathered before one write(2).
     static let outputBuffer = 1 << 16
 
+    /// How many files past the last one a worker took ``ReadAhead`` asks Linux to read. A disk's reads of small
+    /// files overlap, and at about 0.1 ms each a worker verifies about six files while one is read: 2,000 receipts
+    /// not in memory took 79 ms reading 16 files ahead, 62 with 64 and 57 with 256 (40 in memory).
+    static let readAheadDistance = 128
+
+    /// How much of each file ``ReadAhead`` asks for: all of a receipt of a few thousand purchases, and with
+    /// ``readAheadDistance`` at most 32 MiB ahead. A worker reads the rest of a larger file itself.
+    static let readAheadBytesPerFile = 256 << 10
+
+    /// Every how many files a worker looks whether its reads went to the disk (``DiskReads``), after its first.
+    static let diskReadsInterval = 16
+
     /// What a batch will verify: the files in order, and what the listing passed over.
     struct Listing: Sendable {
         /// Files to verify, in order; `unreadableDirectory` entries are directories that could not be listed.
@@ -149,6 +161,10 @@ enum Batch {
         let workers = ReceiptVerifier.defaultThreadCount
         let progress = Progress(label: "receipt verify", unit: "files", total: listing.entries.count)
         defer { progress?.finish() }
+        let readAhead = ReadAhead(
+            listing, bytesPerFile: min(verifier.receipts.limits.maximumInputSize + 1, readAheadBytesPerFile),
+            distance: readAheadDistance)
+        defer { readAhead.stop() }
         try BatchPipeline.run(
             count: listing.entries.count, workers: workers, window: windowPerWorker * workers,
             producer: { worker in
@@ -161,7 +177,13 @@ enum Batch {
                 // The other workers start once worker 0 has verified the first file (BatchPipeline), from copies of
                 // the certificates it decoded and the chain it validated: 0.4 ms less of a 2,000-file batch.
                 let verifier = worker == 0 ? verifier : verifier.withOwnCaches()
-                return { index in outcome(of: listing.entries[index], with: verifier, options: options, json: json) }
+                var diskReads = DiskReads(interval: diskReadsInterval)
+                return { index in
+                    readAhead.workerTook(index)
+                    let outcome = outcome(of: listing.entries[index], with: verifier, options: options, json: json)
+                    if diskReads.afterFile() { readAhead.start(from: index) }
+                    return outcome
+                }
             },
             consume: { (outcome: Outcome) throws(CommandFailure) in
                 switch outcome.kind {

@@ -30,6 +30,17 @@ enum Files {
         return try read(descriptor, named: path, limit: limit, size: nil, shortReadEnds: true)
     }
 
+    /// Asks Linux to start reading the first `bytes` bytes of a file that a directory's listing found into memory,
+    /// and returns without waiting for them (posix_fadvise WILLNEED on a descriptor opened for it and closed): for
+    /// ``ReadAhead``. Opens as ``readListedFile(_:limit:)`` does; what cannot be opened is passed over, for the read
+    /// that follows to report.
+    static func startReading(_ path: String, bytes: Int) {
+        let descriptor = openForReading(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK)
+        guard descriptor >= 0 else { return }
+        posix_fadvise(descriptor, 0, off_t(clamping: bytes), POSIX_FADV_WILLNEED)
+        close(descriptor)
+    }
+
     /// Linux's O_NOATIME, which the Glibc module does not export (it needs _GNU_SOURCE): the value of every
     /// architecture Swift runs on under Linux.
     private static let withoutAccessTime: Int32 = 0o1_000_000
