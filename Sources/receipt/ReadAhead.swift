@@ -84,35 +84,38 @@ final class ReadAhead: Sendable {
     }
 }
 
-/// Whether a thread's reads went to the disk: its count of blocks read (Linux's per-thread `ru_inblock`), looked
-/// at after its first file and then every `interval` files.
+/// Whether a thread's reads of files went to the disk: its counts of blocks read and of major page faults (Linux's
+/// per-thread `ru_inblock` and `ru_majflt`), looked at after its first file and then every `interval` files. Blocks
+/// read while the thread also took major faults are not counted: those may be the program's own pages (its code
+/// paged out since it last ran), read back in whatever the files' state.
 struct DiskReads {
     private let interval: Int
     private var untilNextLook = 1
-    private var blocksRead = DiskReads.threadBlocksRead()
+    private var counts = DiskReads.threadCounts()
 
     init(interval: Int) {
         self.interval = max(1, interval)
     }
 
     /// Called after each file the thread read: true when, at one of the looks, the thread has read blocks from a
-    /// disk since the look before (or since it was made).
+    /// disk since the look before (or since it was made) and taken no major page fault meanwhile.
     mutating func afterFile() -> Bool {
         untilNextLook -= 1
         guard untilNextLook <= 0 else { return false }
         untilNextLook = interval
-        let now = Self.threadBlocksRead()
-        defer { blocksRead = now }
-        return now > blocksRead
+        let now = Self.threadCounts()
+        defer { counts = now }
+        return now.blocksRead > counts.blocksRead && now.majorFaults == counts.majorFaults
     }
 
     /// Linux's RUSAGE_THREAD, which the Glibc module does not export (it needs _GNU_SOURCE).
     private static var calledThread: Int32 { 1 }
 
-    /// The blocks the calling thread has read from disks; 0 where the system does not count them.
-    private static func threadBlocksRead() -> Int {
+    /// The blocks the calling thread has read from disks and the major page faults it took; zeros where the system
+    /// does not count them.
+    private static func threadCounts() -> (blocksRead: Int, majorFaults: Int) {
         var usage = rusage()
-        guard getrusage(__rusage_who_t(calledThread), &usage) == 0 else { return 0 }
-        return usage.ru_inblock
+        guard getrusage(__rusage_who_t(calledThread), &usage) == 0 else { return (0, 0) }
+        return (usage.ru_inblock, usage.ru_majflt)
     }
 }

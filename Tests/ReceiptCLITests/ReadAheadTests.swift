@@ -165,6 +165,24 @@ struct ReadAheadTests {
         #expect(looks == [true, false, false, false, true])
     }
 
+    @Test("blocks read by a page fault (a mapped file, the program's own code) are not taken for files read")
+    func pageFaultsNotTakenForReads() throws {
+        let files = try ColdFiles(count: 2)
+        var reads = DiskReads(interval: 1)
+        let descriptor = open(files.paths[0], O_RDONLY)
+        defer { close(descriptor) }
+        let mapping = try #require(mmap(nil, 8 << 10, PROT_READ, MAP_SHARED, descriptor, 0))
+        defer { munmap(mapping, 8 << 10) }
+        let byte = mapping.load(as: UInt8.self)
+        _ = try Data(contentsOf: URL(fileURLWithPath: files.paths[1]))
+        let withFault = reads.afterFile()
+        _ = try Data(contentsOf: URL(fileURLWithPath: files.paths[1]))
+        let fromMemory = reads.afterFile()
+        #expect(byte == 0x30)
+        #expect(!withFault, "a file read from the disk, but beside a page the thread faulted in from the disk")
+        #expect(!fromMemory, "the file read again, from memory")
+    }
+
     @Test("a directory whose files are not in memory verifies to the same lines as when they are")
     func coldDirectoryVerifiesAlike() throws {
         let files = try ColdFiles(count: 1)
