@@ -11,9 +11,9 @@ import Threads
 /// of 40, the CPUs mostly idle. The thread starts only when a worker's reads went to the disk (``DiskReads``):
 /// opening every file a second time would cost a batch in memory a tenth of its time.
 final class ReadAhead: Sendable {
-    /// The files to read ahead, by the batch's index; nil for an entry not read ahead (a path named on the command
-    /// line, which may be standard input or a FIFO, or a directory that could not be listed).
-    private let paths: [String?]
+    /// The batch's entries (the listing's own array, not a copy), of which only listed files are read ahead: a path
+    /// named on the command line may be standard input or a FIFO.
+    private let entries: [Batch.Listing.Entry]
     private let bytesPerFile: Int
     private let distance: Int
     /// The highest index a worker has taken, kept only while the thread runs.
@@ -30,9 +30,7 @@ final class ReadAhead: Sendable {
     /// Read-ahead for `listing`'s files, of their first `bytesPerFile` bytes, never more than `distance` files past
     /// the last one a worker took. Nothing is read until ``start(from:)``.
     init(_ listing: Batch.Listing, bytesPerFile: Int, distance: Int) {
-        paths = listing.entries.map { entry in
-            if case .listedFile(let path) = entry { path } else { nil }
-        }
+        entries = listing.entries
         self.bytesPerFile = bytesPerFile
         self.distance = max(1, distance)
     }
@@ -73,12 +71,12 @@ final class ReadAhead: Sendable {
         while state.load(ordering: .relaxed) == State.running.rawValue {
             let last = taken.load(ordering: .relaxed)
             next = max(next, last + 1)
-            guard next < paths.count else { return }
+            guard next < entries.count else { return }
             guard next - last <= distance else {
                 usleep(Self.pause)
                 continue
             }
-            if let path = paths[next] { Files.startReading(path, bytes: bytesPerFile) }
+            if case .listedFile(let path) = entries[next] { Files.startReading(path, bytes: bytesPerFile) }
             next += 1
         }
     }
