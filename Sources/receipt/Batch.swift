@@ -20,8 +20,8 @@ enum Batch {
     /// not in memory took 79 ms reading 16 files ahead, 62 with 64 and 57 with 256 (40 in memory).
     static let readAheadDistance = 128
 
-    /// How much of each file ``ReadAhead`` asks for: all of a receipt of a few thousand purchases, and with
-    /// ``readAheadDistance`` at most 32 MiB ahead. A worker reads the rest of a larger file itself.
+    /// How much of each file ``ReadAhead`` asks for: all of a receipt of several hundred purchases (one of 1,000 is
+    /// 288 KB), and with ``readAheadDistance`` at most 32 MiB ahead. A worker reads the rest of a larger file itself.
     static let readAheadBytesPerFile = 256 << 10
 
     /// Every how many files a worker looks whether its reads went to the disk (``DiskReads``), after its first.
