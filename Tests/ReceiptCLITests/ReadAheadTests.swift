@@ -39,19 +39,24 @@ struct ReadAheadTests {
 
         /// Whether any page of `path` is in the page cache.
         static func inMemory(_ path: String) -> Bool {
+            pagesInMemory(path).contains(true)
+        }
+
+        /// Whether each page of `path` is in the page cache, in order; none for a file that cannot be mapped.
+        static func pagesInMemory(_ path: String) -> [Bool] {
             let descriptor = open(path, O_RDONLY)
             defer { close(descriptor) }
             var status = stat()
-            guard descriptor >= 0, fstat(descriptor, &status) == 0, status.st_size > 0 else { return false }
+            guard descriptor >= 0, fstat(descriptor, &status) == 0, status.st_size > 0 else { return [] }
             let length = Int(status.st_size)
             guard let mapping = mmap(nil, length, PROT_READ, MAP_SHARED, descriptor, 0), mapping != MAP_FAILED else {
-                return false
+                return []
             }
             defer { munmap(mapping, length) }
             let pageSize = Int(sysconf(Int32(_SC_PAGESIZE)))
             var pages = [UInt8](repeating: 0, count: (length + pageSize - 1) / pageSize)
-            guard mincore(mapping, length, &pages) == 0 else { return false }
-            return pages.contains { $0 & 1 == 1 }
+            guard mincore(mapping, length, &pages) == 0 else { return [] }
+            return pages.map { $0 & 1 == 1 }
         }
 
         /// The indexes of the files in memory.
@@ -138,13 +143,8 @@ struct ReadAheadTests {
         let readAhead = files.readAhead(distance: 1, from: 0, bytesPerFile: pageSize)
         defer { readAhead.stop() }
         #expect(files.inMemory(onceRead: 1...1) == [1])
-        let descriptor = open(files.paths[1], O_RDONLY)
-        defer { close(descriptor) }
-        let mapping = try #require(mmap(nil, 8 << 10, PROT_READ, MAP_SHARED, descriptor, 0))
-        defer { munmap(mapping, 8 << 10) }
-        var pages = [UInt8](repeating: 0, count: (8 << 10) / pageSize)
-        #expect(mincore(mapping, 8 << 10, &pages) == 0)
-        #expect(pages.map { $0 & 1 } == [1] + Array(repeating: 0, count: pages.count - 1))
+        let pages = ColdFiles.pagesInMemory(files.paths[1])
+        #expect(pages == [true] + Array(repeating: false, count: (8 << 10) / pageSize - 1))
     }
 
     @Test("a thread's reads from the disk are seen at its next look, and files read from memory are not")
