@@ -27,6 +27,11 @@ enum Batch {
     /// Every how many files a worker looks whether its reads went to the disk (``DiskReads``), after its first.
     static let diskReadsInterval = 16
 
+    /// How many listed directories keep a descriptor open for their files to be opened from (``Listing/ListedFile``);
+    /// the files of any further directory are opened by their paths. Each counts against the process's limit of
+    /// open files (1,024 by default), beside the one file each worker has open.
+    static let keptDirectories = 256
+
     /// What a batch will verify: the files in order, and what the listing passed over.
     struct Listing: Sendable {
         /// Files to verify, in order; `unreadableDirectory` entries are directories that could not be listed.
@@ -35,13 +40,41 @@ enum Batch {
         var skippedDirectories = 0
         /// Symbolic links met inside a directory (never followed), hidden files and special files.
         var skippedOther = 0
+        /// The listed directories' descriptors that the entries' files are opened from, open as long as a copy of
+        /// the listing is.
+        var directories = Directories([])
 
         enum Entry: Sendable {
             /// A path named on the command line, read as it is: standard input (`-`), a FIFO, a symbolic link.
             case file(String)
             /// A regular file that listing a directory found, read as the listing saw it (``Files/readListedFile``).
-            case listedFile(String)
+            case listedFile(ListedFile)
             case unreadableDirectory(String, message: String)
+        }
+
+        /// A regular file a directory's listing found: its path, for output and messages, and where to open it from.
+        /// Opened by its name in the listed directory's descriptor, it is the file of the directory that was listed
+        /// even if a directory on its path has been renamed or replaced since, and Linux looks up one name instead
+        /// of every component of the path: 0.6-0.9 ms less of a 2,000-file batch (150 alternating pairs).
+        struct ListedFile: Sendable {
+            let path: String
+            /// The listed directory's descriptor, or AT_FDCWD where none was kept: `path` is then opened whole.
+            let directory: Int32
+            /// Where the file's name starts in `path`'s UTF-8 (0 with AT_FDCWD).
+            let nameOffset: Int32
+        }
+
+        /// Descriptors of listed directories, closed when the last listing holding them is gone.
+        final class Directories: Sendable {
+            let descriptors: [Int32]
+
+            init(_ descriptors: [Int32]) {
+                self.descriptors = descriptors
+            }
+
+            deinit {
+                for descriptor in descriptors { close(descriptor) }
+            }
         }
 
         var skipped: Int { skippedDirectories + skippedOther }
@@ -64,16 +97,21 @@ enum Batch {
     /// What the arguments ask to verify when they ask for a batch (several paths, or a directory), else nil.
     /// Directories are listed in name order; with `recursive`, subdirectories are entered where they sort,
     /// depth first. Symbolic links named on the command line are followed; links inside a directory never are.
-    static func listing(_ paths: [String], recursive: Bool) -> Listing? {
+    /// The first `keptDirectories` directories listed keep a descriptor for their files to be opened from.
+    static func listing(_ paths: [String], recursive: Bool, keptDirectories: Int = keptDirectories) -> Listing? {
         guard paths.count > 1 || (paths.count == 1 && isDirectory(paths[0])) else { return nil }
         var listing = Listing()
+        var descriptors: [Int32] = []
         for path in paths {
             if isDirectory(path) {
-                list(directory: path, recursive: recursive, into: &listing)
+                list(
+                    directory: path, recursive: recursive, into: &listing, keeping: &descriptors,
+                    upTo: keptDirectories)
             } else {
                 listing.entries.append(.file(path))
             }
         }
+        listing.directories = Listing.Directories(descriptors)
         return listing
     }
 
@@ -84,9 +122,15 @@ enum Batch {
     }
 
     /// Lists `directory` into `listing` from the types that readdir reports, so that listing costs no system call
-    /// per file (lstat only where the file system reports no type). Names that are not UTF-8 are skipped.
-    private static func list(directory: String, recursive: Bool, into listing: inout Listing) {
-        guard let stream = opendir(directory) else {
+    /// per file (lstat only where the file system reports no type). Names that are not UTF-8 are skipped. While
+    /// `descriptors` holds fewer than `limit`, a descriptor of the directory is added to it for its files.
+    private static func list(
+        directory: String, recursive: Bool, into listing: inout Listing, keeping descriptors: inout [Int32],
+        upTo limit: Int
+    ) {
+        let descriptor = open(directory, O_RDONLY | O_DIRECTORY | O_NONBLOCK | O_CLOEXEC)
+        guard descriptor >= 0, let stream = fdopendir(descriptor) else {
+            if descriptor >= 0 { close(descriptor) }
             listing.entries.append(.unreadableDirectory(directory, message: "cannot list the directory"))
             return
         }
@@ -103,16 +147,25 @@ enum Batch {
             }
             if name != "." && name != ".." { names.append((name, entry.pointee.d_type)) }
         }
+        // A directory that may hold files keeps a duplicate of the stream's descriptor, which closes with it.
+        let mayHoldFiles = names.contains { !$0.name.hasPrefix(".") && [DT_REG, DT_UNKNOWN].contains(Int($0.type)) }
+        let kept = mayHoldFiles && descriptors.count < limit ? fcntl(descriptor, F_DUPFD_CLOEXEC, 0) : -1
         closedir(stream)
+        if kept >= 0 { descriptors.append(kept) }
         let prefix = directory.hasSuffix("/") ? directory : directory + "/"
+        let nameOffset = kept >= 0 ? Int32(prefix.utf8.count) : 0
         names.sort { $0.name < $1.name }
         for (name, type) in names {
             let path = prefix + name
             switch name.hasPrefix(".") ? .other : kind(path, type: type) {
-            case .file: listing.entries.append(.listedFile(path))
+            case .file:
+                listing.entries.append(
+                    .listedFile(
+                        Listing.ListedFile(
+                            path: path, directory: kept >= 0 ? kept : AT_FDCWD, nameOffset: nameOffset)))
             case .directory:
                 if recursive {
-                    list(directory: path, recursive: true, into: &listing)
+                    list(directory: path, recursive: true, into: &listing, keeping: &descriptors, upTo: limit)
                 } else {
                     listing.skippedDirectories += 1
                 }
@@ -224,10 +277,9 @@ enum Batch {
         of entry: Listing.Entry, with verifier: PurchaseVerifier, options: VerificationOptions, json: Bool
     ) -> Outcome {
         let file: String
-        let listed: Bool
         switch entry {
-        case .file(let path): (file, listed) = (path, false)
-        case .listedFile(let path): (file, listed) = (path, true)
+        case .file(let path): file = path
+        case .listedFile(let listed): file = listed.path
         case .unreadableDirectory(let directory, let message):
             return Outcome(
                 kind: .unreadable, line: unreadableLine(directory, "cannot read \(directory): \(message)", json: json))
@@ -235,7 +287,11 @@ enum Batch {
         let input: [UInt8]
         let limit = verifier.receipts.limits.maximumInputSize
         do {
-            input = try listed ? Files.readListedFile(file, limit: limit) : Files.read(file, limit: limit)
+            if case .listedFile(let listed) = entry {
+                input = try Files.readListedFile(listed, limit: limit)
+            } else {
+                input = try Files.read(file, limit: limit)
+            }
         } catch {
             return Outcome(kind: .unreadable, line: unreadableLine(file, error.message, json: json))
         }

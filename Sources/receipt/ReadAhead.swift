@@ -11,9 +11,10 @@ import Threads
 /// of 40, the CPUs mostly idle. The thread starts only when a worker's reads went to the disk (``DiskReads``):
 /// opening every file a second time would cost a batch in memory a tenth of its time.
 final class ReadAhead: Sendable {
-    /// The batch's entries (the listing's own array, not a copy), of which only listed files are read ahead: a path
-    /// named on the command line may be standard input or a FIFO.
-    private let entries: [Batch.Listing.Entry]
+    /// The batch's listing (its own entries, not a copy, and the directories' descriptors its files are opened
+    /// from, kept open while the thread may use them), of which only listed files are read ahead: a path named on the
+    /// command line may be standard input or a FIFO.
+    private let listing: Batch.Listing
     private let bytesPerFile: Int
     private let distance: Int
     /// The highest index a worker has taken, kept only while the thread runs.
@@ -30,7 +31,7 @@ final class ReadAhead: Sendable {
     /// Read-ahead for `listing`'s files, of their first `bytesPerFile` bytes, never more than `distance` files past
     /// the last one a worker took. Nothing is read until ``start(from:)``.
     init(_ listing: Batch.Listing, bytesPerFile: Int, distance: Int) {
-        entries = listing.entries
+        self.listing = listing
         self.bytesPerFile = bytesPerFile
         self.distance = max(1, distance)
     }
@@ -71,12 +72,12 @@ final class ReadAhead: Sendable {
         while state.load(ordering: .relaxed) == State.running.rawValue {
             let last = taken.load(ordering: .relaxed)
             next = max(next, last + 1)
-            guard next < entries.count else { return }
+            guard next < listing.entries.count else { return }
             guard next - last <= distance else {
                 usleep(Self.pause)
                 continue
             }
-            if case .listedFile(let path) = entries[next] { Files.startReading(path, bytes: bytesPerFile) }
+            if case .listedFile(let file) = listing.entries[next] { Files.startReading(file, bytes: bytesPerFile) }
             next += 1
         }
     }

@@ -65,7 +65,9 @@ struct ReadAheadTests {
         /// A listing of the files, each as a directory's listing finds it.
         var listing: Batch.Listing {
             var listing = Batch.Listing()
-            listing.entries = paths.map { .listedFile($0) }
+            listing.entries = paths.map {
+                .listedFile(Batch.Listing.ListedFile(path: $0, directory: AT_FDCWD, nameOffset: 0))
+            }
             return listing
         }
 

@@ -1,0 +1,92 @@
+import Foundation
+import Testing
+
+@testable import receipt
+
+/// A batch's listing opens its files inside the directories it listed: each listed directory (up to
+/// `Batch.keptDirectories`) keeps a descriptor for as long as the listing lives, and its files are opened by name in
+/// it, so that renaming a directory on the way cannot change which file is read.
+@Suite("A batch's listing of directories")
+struct ListingTests {
+    /// A scratch directory holding `names` as directories, each with the files `a.der` and `b.der`.
+    func tree(_ names: [String]) throws -> CLIRunner {
+        let runner = try CLIRunner()
+        for name in names {
+            try FileManager.default.createDirectory(atPath: runner.path(name), withIntermediateDirectories: true)
+            for file in ["a.der", "b.der"] {
+                try Data("\(name)/\(file)".utf8).write(to: URL(fileURLWithPath: runner.path("\(name)/\(file)")))
+            }
+        }
+        return runner
+    }
+
+    /// The listed files of `listing`, in order.
+    func listedFiles(_ listing: Batch.Listing) -> [Batch.Listing.ListedFile] {
+        listing.entries.compactMap { if case .listedFile(let file) = $0 { file } else { nil } }
+    }
+
+    /// What the descriptor `descriptor` of this process refers to, or nil when it is not open.
+    func target(of descriptor: Int32) -> String? {
+        try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/fd/\(descriptor)")
+    }
+
+    @Test("a listed file is opened by its name in the listed directory, which keeps its descriptor")
+    func filesAreOpenedInTheirDirectory() throws {
+        let runner = try tree(["receipts"])
+        let listing = try #require(Batch.listing([runner.path("receipts")], recursive: false))
+        let files = listedFiles(listing)
+        #expect(files.map(\.path) == [runner.path("receipts/a.der"), runner.path("receipts/b.der")])
+        #expect(listing.directories.descriptors.count == 1)
+        for file in files {
+            #expect(file.directory == listing.directories.descriptors[0])
+            let name = String(decoding: file.path.utf8.dropFirst(Int(file.nameOffset)), as: UTF8.self)
+            #expect(name == URL(fileURLWithPath: file.path).lastPathComponent)
+        }
+        #expect(target(of: files[0].directory) == runner.path("receipts"))
+    }
+
+    @Test("renamed after it was listed, a directory's files are still read from it, under the paths listed")
+    func renamedDirectoryIsStillRead() throws {
+        let runner = try tree(["receipts"])
+        let listing = try #require(Batch.listing([runner.path("receipts")], recursive: false))
+        try FileManager.default.moveItem(atPath: runner.path("receipts"), toPath: runner.path("moved"))
+        let read = try listedFiles(listing).map { try Files.readListedFile($0, limit: 1 << 20) }
+        #expect(read == [Array("receipts/a.der".utf8), Array("receipts/b.der".utf8)])
+    }
+
+    @Test("a directory put where a listed one was does not change which files are read")
+    func replacedDirectoryIsNotRead() throws {
+        let runner = try tree(["receipts", "other"])
+        let listing = try #require(Batch.listing([runner.path("receipts")], recursive: false))
+        try FileManager.default.moveItem(atPath: runner.path("receipts"), toPath: runner.path("moved"))
+        try FileManager.default.moveItem(atPath: runner.path("other"), toPath: runner.path("receipts"))
+        let read = try listedFiles(listing).map { try Files.readListedFile($0, limit: 1 << 20) }
+        #expect(read == [Array("receipts/a.der".utf8), Array("receipts/b.der".utf8)])
+    }
+
+    @Test("past keptDirectories, a directory's files are opened by their paths; one without files keeps none")
+    func furtherDirectoriesUsePaths() throws {
+        let runner = try tree(["tree/one", "tree/two", "tree/three"])
+        let listing = try #require(Batch.listing([runner.path("tree")], recursive: true, keptDirectories: 2))
+        let files = listedFiles(listing)
+        #expect(files.count == 6)
+        #expect(listing.directories.descriptors.count == 2)
+        let byPath = files.filter { $0.directory == AT_FDCWD }
+        #expect(byPath.map(\.path) == [runner.path("tree/two/a.der"), runner.path("tree/two/b.der")])
+        #expect(byPath.allSatisfy { $0.nameOffset == 0 })
+        #expect(try files.map { try Files.readListedFile($0, limit: 1 << 20) }.count == 6)
+    }
+
+    @Test("the directories' descriptors are closed once the last copy of the listing is gone")
+    func descriptorsCloseWithTheListing() throws {
+        let runner = try tree(["receipts"])
+        var listing = Batch.listing([runner.path("receipts")], recursive: false)
+        let descriptor = try #require(listing?.directories.descriptors.first)
+        var copy = listing
+        listing = nil
+        #expect(copy?.entries.count == 2)
+        #expect(target(of: descriptor) == runner.path("receipts"))
+        copy = nil
+        #expect(target(of: descriptor) != runner.path("receipts"))
+    }
+}
