@@ -27,10 +27,20 @@ enum Batch {
     /// Every how many files a worker looks whether its reads went to the disk (``DiskReads``), after its first.
     static let diskReadsInterval = 16
 
-    /// How many listed directories keep a descriptor open for their files to be opened from (``Listing/ListedFile``);
-    /// the files of any further directory are opened by their paths. Each counts against the process's limit of
-    /// open files (1,024 by default), beside the one file each worker has open.
-    static let keptDirectories = 256
+    /// How many listed directories keep a descriptor open for their files to be opened from (``Listing/ListedFile``):
+    /// 256, and no more than a quarter of the process's limit of open files (1,024 by default), so that the workers
+    /// and the rest of the process keep room for theirs (all in one table where Linux refuses each worker a table of
+    /// its own); the files of any further directory are opened by their paths.
+    static var keptDirectories: Int {
+        var limit = rlimit()
+        guard getrlimit(__rlimit_resource_t(RLIMIT_NOFILE.rawValue), &limit) == 0 else { return 0 }
+        return directoriesKept(underLimit: Int(clamping: limit.rlim_cur))
+    }
+
+    /// ``keptDirectories`` for a limit of `openFiles` open files.
+    static func directoriesKept(underLimit openFiles: Int) -> Int {
+        min(256, openFiles / 4)
+    }
 
     /// What a batch will verify: the files in order, and what the listing passed over.
     struct Listing: Sendable {

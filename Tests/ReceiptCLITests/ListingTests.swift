@@ -77,6 +77,33 @@ struct ListingTests {
         #expect(try files.map { try Files.readListedFile($0, limit: 1 << 20) }.count == 6)
     }
 
+    @Test("directories keep 256 descriptors at most, and no more than a quarter of the limit of open files")
+    func keptDirectoriesUnderTheLimit() {
+        #expect(Batch.directoriesKept(underLimit: 1024) == 256)
+        #expect(Batch.directoriesKept(underLimit: .max) == 256)
+        #expect(Batch.directoriesKept(underLimit: 32) == 8)
+        #expect(Batch.directoriesKept(underLimit: 3) == 0)
+    }
+
+    @Test("with 32 open files allowed, 40 directories of files verify")
+    func fewOpenFilesAllowed() throws {
+        let runner = try CLIRunner()
+        try runner.makeChainAndRequest(algorithm: "ec")
+        #expect(try runner.run(CLIRunner.signArguments + ["purchase.json", "-o", "valid.der"]).status == 0)
+        let receipt = try runner.read("valid.der")
+        for index in 0..<40 {
+            try FileManager.default.createDirectory(
+                atPath: runner.path("tree/\(index)"), withIntermediateDirectories: true)
+            try Data(receipt).write(to: URL(fileURLWithPath: runner.path("tree/\(index)/valid.der")))
+        }
+        let result = try CLIRunner.run(
+            URL(fileURLWithPath: "/bin/sh"),
+            ["-c", "ulimit -n 32 && exec \"$0\" verify -r tree --trust dev/root-ca.pem", CLIRunner.executable.path],
+            in: runner.directory)
+        #expect(result.status == 0, "\(result.standardError)")
+        #expect(result.standardError.contains("40 files, 40 valid"))
+    }
+
     @Test("the directories' descriptors are closed once the last copy of the listing is gone")
     func descriptorsCloseWithTheListing() throws {
         let runner = try tree(["receipts"])
