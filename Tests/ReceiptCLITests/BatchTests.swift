@@ -8,9 +8,7 @@ struct BatchTests {
     /// A scratch directory with a development chain and a signed receipt `valid.der`.
     func runnerWithReceipt() throws -> (CLIRunner, [UInt8]) {
         let runner = try CLIRunner()
-        try runner.makeChainAndRequest(algorithm: "ec")
-        #expect(try runner.run(CLIRunner.signArguments + ["purchase.json", "-o", "valid.der"]).status == 0)
-        return (runner, try runner.read("valid.der"))
+        return (runner, try runner.signValidReceipt())
     }
 
     func makeDirectory(_ runner: CLIRunner, _ path: String) throws {

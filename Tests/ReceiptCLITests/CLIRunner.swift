@@ -88,6 +88,17 @@ struct CLIRunner {
         try write("purchase.json", request)
     }
 
+    /// `receipt certs create dev --algorithm ec`, a purchase request, and `valid.der` signed from them: the
+    /// receipt's bytes.
+    @discardableResult
+    func signValidReceipt() throws -> [UInt8] {
+        try makeChainAndRequest(algorithm: "ec")
+        guard try run(Self.signArguments + ["purchase.json", "-o", "valid.der"]).status == 0 else {
+            throw CocoaError(.fileWriteUnknown)
+        }
+        return try read("valid.der")
+    }
+
     static let signArguments = [
         "sign", "--key", "dev/receipt-signer.key", "--cert", "dev/receipt-signer.pem", "--chain",
         "dev/intermediate-ca.pem",
