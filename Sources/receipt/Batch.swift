@@ -107,8 +107,9 @@ enum Batch {
     /// What the arguments ask to verify when they ask for a batch (several paths, or a directory), else nil.
     /// Directories are listed in name order; with `recursive`, subdirectories are entered where they sort,
     /// depth first. Symbolic links named on the command line are followed; links inside a directory never are.
-    /// The first `keptDirectories` directories listed keep a descriptor for their files to be opened from.
-    static func listing(_ paths: [String], recursive: Bool, keptDirectories: Int = keptDirectories) -> Listing? {
+    /// The first `directoryLimit` directories listed (``keptDirectories`` by default) keep a descriptor for their files
+    /// to be opened from.
+    static func listing(_ paths: [String], recursive: Bool, directoryLimit: Int = keptDirectories) -> Listing? {
         guard paths.count > 1 || (paths.count == 1 && isDirectory(paths[0])) else { return nil }
         var listing = Listing()
         var descriptors: [Int32] = []
@@ -116,7 +117,7 @@ enum Batch {
             if isDirectory(path) {
                 list(
                     directory: path, recursive: recursive, into: &listing, keeping: &descriptors,
-                    upTo: keptDirectories)
+                    upTo: directoryLimit)
             } else {
                 listing.entries.append(.file(path))
             }

@@ -25,7 +25,7 @@ enum Files {
         let descriptor = openForReading(file, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK)
         guard descriptor >= 0 else {
             let reason =
-                errno == ELOOP ? "it is a symbolic link (not followed in a directory)" : openFailure(file.path)
+                errno == ELOOP ? "it is a symbolic link (not followed in a directory)" : openFailure(file)
             throw .io("cannot read \(file.path): \(reason)")
         }
         defer { close(descriptor) }
@@ -56,10 +56,18 @@ enum Files {
         path.withCString { openForReading(at: AT_FDCWD, $0, flags) }
     }
 
-    /// Opens a file a directory's listing found, as ``openForReading(at:_:_:)`` does: by its name in the listed
-    /// directory's descriptor, or by its path where the listing kept none.
+    /// Opens a file a directory's listing found where ``withLocation(of:_:)`` says, as ``openForReading(at:_:_:)``
+    /// does.
     private static func openForReading(_ file: Batch.Listing.ListedFile, _ flags: Int32) -> Int32 {
-        file.path.withCString { path in openForReading(at: file.directory, path + Int(file.nameOffset), flags) }
+        withLocation(of: file) { openForReading(at: $0, $1, flags) }
+    }
+
+    /// Calls `body` with where a file a directory's listing found is: the listed directory's descriptor and the
+    /// file's name in it, or AT_FDCWD and its path where the listing kept no descriptor.
+    private static func withLocation<Result>(
+        of file: Batch.Listing.ListedFile, _ body: (Int32, UnsafePointer<CChar>) -> Result
+    ) -> Result {
+        file.path.withCString { path in body(file.directory, path + Int(file.nameOffset)) }
     }
 
     /// Opens `name` (in the directory `directory` refers to, or the working directory's AT_FDCWD) with `flags` and
@@ -76,10 +84,22 @@ enum Files {
         return openat(directory, name, flags)
     }
 
-    /// Why `path` could not be opened for reading, in the words `read` has always used.
+    /// Why `path` could not be opened for reading, as ``openFailure(at:_:)`` says.
     private static func openFailure(_ path: String) -> String {
+        path.withCString { openFailure(at: AT_FDCWD, $0) }
+    }
+
+    /// Why a file a directory's listing found could not be opened, looked up where it was opened
+    /// (``withLocation(of:_:)``), not at a path that may lead elsewhere since.
+    private static func openFailure(_ file: Batch.Listing.ListedFile) -> String {
+        withLocation(of: file) { openFailure(at: $0, $1) }
+    }
+
+    /// Why `name` (in the directory `directory` refers to, or the working directory's AT_FDCWD) could not be opened
+    /// for reading, in the words `read` has always used.
+    private static func openFailure(at directory: Int32, _ name: UnsafePointer<CChar>) -> String {
         var status = stat()
-        guard stat(path, &status) == 0 else { return "no such file" }
+        guard fstatat(directory, name, &status, 0) == 0 else { return "no such file" }
         return status.st_mode & S_IFMT == S_IFDIR ? "it is a directory" : "permission denied"
     }
 

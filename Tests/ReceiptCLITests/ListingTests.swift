@@ -64,10 +64,11 @@ struct ListingTests {
         #expect(read == [Array("receipts/a.der".utf8), Array("receipts/b.der".utf8)])
     }
 
-    @Test("past keptDirectories, a directory's files are opened by their paths; one without files keeps none")
+    @Test("past the limit of directories kept, files are opened by their paths; a directory without files keeps none")
+
     func furtherDirectoriesUsePaths() throws {
         let runner = try tree(["tree/one", "tree/two", "tree/three"])
-        let listing = try #require(Batch.listing([runner.path("tree")], recursive: true, keptDirectories: 2))
+        let listing = try #require(Batch.listing([runner.path("tree")], recursive: true, directoryLimit: 2))
         let files = listedFiles(listing)
         #expect(files.count == 6)
         #expect(listing.directories.descriptors.count == 2)
@@ -75,6 +76,21 @@ struct ListingTests {
         #expect(byPath.map(\.path) == [runner.path("tree/two/a.der"), runner.path("tree/two/b.der")])
         #expect(byPath.allSatisfy { $0.nameOffset == 0 })
         #expect(try files.map { try Files.readListedFile($0, limit: 1 << 20) }.count == 6)
+    }
+
+    @Test("a file that cannot be opened is explained by what the listed directory holds, not by its path now")
+    func failureIsExplainedWhereTheFileWasOpened() throws {
+        let runner = try tree(["receipts"])
+        let listing = try #require(Batch.listing([runner.path("receipts")], recursive: false))
+        try FileManager.default.moveItem(atPath: runner.path("receipts"), toPath: runner.path("moved"))
+        try FileManager.default.removeItem(atPath: runner.path("moved/a.der"))
+        try FileManager.default.createDirectory(
+            atPath: runner.path("receipts/a.der"), withIntermediateDirectories: true)
+        #expect {
+            _ = try Files.readListedFile(listedFiles(listing)[0], limit: 1 << 20)
+        } throws: { error in
+            (error as? CommandFailure)?.message == "cannot read \(runner.path("receipts/a.der")): no such file"
+        }
     }
 
     @Test("directories keep 256 descriptors at most, and no more than a quarter of the limit of open files")
