@@ -10,6 +10,22 @@ struct CLIRunner {
         var output: String { String(decoding: standardOutput, as: UTF8.self) }
     }
 
+    /// A set-up command that did not succeed: which one, its status and what it printed on standard error.
+    struct SetupFailure: Error, CustomStringConvertible {
+        let arguments: [String]
+        let result: Result
+
+        var description: String {
+            "receipt \(arguments.joined(separator: " ")) exited \(result.status): \(result.standardError)"
+        }
+    }
+
+    /// Runs `arguments` as a set-up step; throws ``SetupFailure`` unless it exits 0.
+    func setUp(_ arguments: [String]) throws {
+        let result = try run(arguments)
+        guard result.status == 0 else { throw SetupFailure(arguments: arguments, result: result) }
+    }
+
     /// The `receipt` executable beside the test bundle (both live in the build products directory).
     static let executable: URL = URL(fileURLWithPath: CommandLine.arguments[0])
         .deletingLastPathComponent().appendingPathComponent("receipt")
@@ -83,8 +99,7 @@ struct CLIRunner {
 
     /// `receipt certs create dev` and a purchase request.
     func makeChainAndRequest(algorithm: String = "rsa", request: String = CLIRunner.request) throws {
-        let created = try run(["certs", "create", "dev", "--algorithm", algorithm])
-        guard created.status == 0 else { throw CocoaError(.fileWriteUnknown) }
+        try setUp(["certs", "create", "dev", "--algorithm", algorithm])
         try write("purchase.json", request)
     }
 
@@ -93,9 +108,7 @@ struct CLIRunner {
     @discardableResult
     func signValidReceipt() throws -> [UInt8] {
         try makeChainAndRequest(algorithm: "ec")
-        guard try run(Self.signArguments + ["purchase.json", "-o", "valid.der"]).status == 0 else {
-            throw CocoaError(.fileWriteUnknown)
-        }
+        try setUp(Self.signArguments + ["purchase.json", "-o", "valid.der"])
         return try read("valid.der")
     }
 

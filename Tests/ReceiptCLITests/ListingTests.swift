@@ -65,7 +65,6 @@ struct ListingTests {
     }
 
     @Test("past the limit of directories kept, files are opened by their paths; a directory without files keeps none")
-
     func furtherDirectoriesUsePaths() throws {
         let runner = try tree(["tree/one", "tree/two", "tree/three"])
         let listing = try #require(Batch.listing([runner.path("tree")], recursive: true, directoryLimit: 2))
