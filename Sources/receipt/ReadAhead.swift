@@ -25,11 +25,12 @@ final class ReadAhead: Sendable {
         case idle, running, stopped
     }
 
-    /// How long, in microseconds, the thread waits before looking again when it is `distance` files ahead. Each
-    /// time it wakes it takes a core from a worker, so it should wake seldom, yet stay ahead: in 1 ms two workers
-    /// take about 65 files of 3 KB from memory, half the distance. Waking every 0.2 ms instead (about 120 times in a
-    /// 2,000-file batch) made such a batch slower: with 2 % of its files out of the page cache 42.2 ms against 40.3
-    /// (the medians of 15 alternating pairs), with 10 % 44.1 against 41.2, with all of them 45.4 against 43.5.
+    /// How long, in microseconds, the thread waits before looking again when it is `distance` files ahead. Each time
+    /// it wakes it takes a core from a worker, so it should wake seldom, yet stay ahead: in 1 ms two workers take
+    /// about 65 files of 3 KB from memory, half of a batch's distance (``Batch/readAheadDistance``, 128). A smaller
+    /// distance would want a shorter pause. Waking every 0.2 ms instead (about 120 times in a 2,000-file batch) made
+    /// such a batch slower: with 2 % of its files out of the page cache 42.2 ms against 40.3 (the medians of 15
+    /// alternating pairs), with 10 % 44.1 against 41.2, with all of them 45.4 against 43.5.
     private static var pause: UInt32 { 1000 }
 
     /// Read-ahead for `listing`'s files, of their first `bytesPerFile` bytes, never more than `distance` files past
