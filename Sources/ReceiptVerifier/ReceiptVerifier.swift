@@ -68,6 +68,7 @@ public struct ReceiptVerifier: Sendable {
     ///   - revokedCertificates: certificates to distrust even where they chain to an anchor (a compromised
     ///     intermediate or signer, say).
     ///   - certificateCache: where decoded certificates are kept; give one cache to several verifiers to share it.
+    ///     The anchors are kept there too, for receipts that carry a copy of theirs.
     /// - Throws: ``CryptoError`` when no anchor is given.
     public init(
         trustAnchors: [Certificate],
@@ -80,6 +81,7 @@ public struct ReceiptVerifier: Sendable {
         self.limits = limits
         self.markerPolicy = markerPolicy
         self.revoked = Set(revokedCertificates.map(\.derEncoded))
+        certificateCache.keep(trustAnchors)
         self.certificateCache = certificateCache
     }
 

@@ -16,7 +16,7 @@ struct CacheTests {
         let signed = try TestFixtures.signed(with: .ecP256)
         let trusting = try ReceiptVerifier(trustAnchors: [TestFixtures.chain(.ecP256).root], certificateCache: shared)
         #expect(TestFixtures.code(signed, trusting) == nil)
-        #expect(shared.count == 2)
+        #expect(shared.count == 3)  // the anchor, the intermediate and the signer
         let other = try ReceiptVerifier(trustAnchors: [TestFixtures.otherChain.get().root], certificateCache: shared)
         #expect(TestFixtures.code(signed, other) == .untrustedChain)
         #expect(TestFixtures.code(signed, trusting) == nil)
@@ -90,14 +90,26 @@ struct CacheTests {
         let verifier = try ReceiptVerifier(trustAnchors: [chain.root])
         let copy = verifier.withOwnCaches()
         #expect(copy.certificateCache !== verifier.certificateCache)
-        #expect(copy.certificateCache.count == 0)
+        #expect(copy.certificateCache.count == 1)  // a copy of the anchor
         #expect(TestFixtures.code(signed, copy) == nil)
-        #expect(copy.certificateCache.count == 2 && verifier.certificateCache.count == 0)
+        #expect(copy.certificateCache.count == 3 && verifier.certificateCache.count == 1)
         #expect(TestFixtures.code(try TestFixtures.signed(with: .rsa2048), copy) == .untrustedChain)
         let distrusting = try ReceiptVerifier(trustAnchors: [chain.root], revokedCertificates: [chain.intermediate])
         #expect(TestFixtures.code(signed, distrusting.withOwnCaches()) == .untrustedChain)
         let small = try ReceiptVerifier(trustAnchors: [chain.root], limits: VerificationLimits(maximumInputSize: 100))
         #expect(TestFixtures.code(signed, small.withOwnCaches()) == .tooLarge)
+    }
+
+    @Test("a receipt that carries a copy of its anchor, as Apple's carry their root, is given the anchor itself")
+    func anchorCopyTakenFromTheCache() throws {
+        let root = try Vectors.certificate("real/apple-pki/AppleIncRootCertificate.cer")
+        let verifier = try ReceiptVerifier(trustAnchors: [root])
+        let receipt = try Vectors.bytes("real/tpinappreceipt/receipt-production.der")
+        let envelope = try ReceiptEnvelope(input: receipt, certificateCache: verifier.certificateCache)
+        #expect(envelope.certificates.count == 3)
+        #expect(envelope.certificates.filter { $0 === root }.count == 1)
+        #expect(verifier.certificateCache.count == 3)
+        #expect(try verifier.verify(receipt).chain.last == root)
     }
 
     @Test("a cached failure is repeated, and a tampered receipt never reuses a good verdict")
