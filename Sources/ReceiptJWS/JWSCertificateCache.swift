@@ -15,16 +15,26 @@ public final class JWSCertificateCache: Sendable {
         self.capacity = max(1, capacity)
     }
 
+    /// Holds `certificates`, decoded already, for their bytes: a JWS whose `x5c` carries a copy of one of them
+    /// (Apple's carry their root) takes it from here rather than decoding it again.
+    func keep(_ certificates: [Certificate]) {
+        for certificate in certificates { store(certificate) }
+    }
+
     /// The certificate whose DER encoding is exactly `der`, decoded now or earlier.
     public func certificate(_ der: [UInt8]) throws(CryptoError) -> Certificate {
         if let cached = entries.withLock({ $0[der] }) { return cached }
         let certificate = try Certificate(derEncoded: der)
+        store(certificate)
+        return certificate
+    }
+
+    private func store(_ certificate: Certificate) {
         entries.withLock { entries in
             // When full, start again: simple, bounded, and the working set refills with the next few JWS.
             if entries.count >= capacity { entries.removeAll(keepingCapacity: true) }
-            entries[der] = certificate
+            entries[certificate.derEncoded] = certificate
         }
-        return certificate
     }
 
     /// How many certificates are held.

@@ -36,6 +36,7 @@ public struct JWSVerifier: Sendable {
     /// Decoded certificates, which may be shared with other verifiers.
     public let certificateCache: JWSCertificateCache
 
+    /// The anchors are kept in `certificateCache` too, for JWS whose `x5c` carries a copy of theirs.
     /// - Throws: ``CryptoError`` when no anchor is given.
     public init(
         trustAnchors: [Certificate],
@@ -46,6 +47,7 @@ public struct JWSVerifier: Sendable {
         anchors = try TrustAnchors(trustAnchors)
         self.markerPolicy = markerPolicy
         self.maximumSize = maximumSize
+        certificateCache.keep(trustAnchors)
         self.certificateCache = certificateCache
     }
 

@@ -97,6 +97,16 @@ struct RealFixtureTests {
         #expect(try !AppleCertificates.isAppleRoot(Vectors.appleLibraryTestCA()))
     }
 
+    @Test("a JWS whose x5c carries a copy of the anchor, as Apple's carry their root, is given the anchor itself")
+    func anchorCopyTakenFromTheCache() throws {
+        let root = try Vectors.appleRootG3()
+        let verifier = try Vectors.verifier(root)
+        let verified = try verifier.verify(Vectors.bytes("mingos-assa/sandbox-transaction.jws"))
+        #expect(verified.chain.last == root)
+        #expect(verifier.certificateCache.count == 3)
+        #expect(try verifier.certificateCache.certificate(root.derEncoded) === root)
+    }
+
     @Test("an Apple-signed chain carries Apple's markers, so it verifies with markers required")
     func realChainHasMarkers() throws {
         let verifier = try Vectors.verifier(Vectors.appleRootG3(), markerPolicy: .always)
