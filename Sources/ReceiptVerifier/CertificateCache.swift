@@ -29,15 +29,19 @@ public final class CertificateCache: Sendable {
     /// Holds `certificates`, decoded already, for their bytes: a receipt that carries a copy of one of them (Apple's
     /// carry their root) takes it from here rather than decoding it again.
     func keep(_ certificates: [Certificate]) {
-        for certificate in certificates { entries.store(certificate, for: DERKey(certificate.derEncoded[...])) }
+        for certificate in certificates { store(certificate) }
     }
 
     /// The certificate whose DER encoding is exactly `der`, decoded now or earlier.
     public func certificate(_ der: ArraySlice<UInt8>) throws(CryptoError) -> Certificate {
         if let cached = entries.value(for: DERKey(der)) { return cached }
         let certificate = try Certificate(derEncoded: der)
-        entries.store(certificate, for: DERKey(certificate.derEncoded[...]))
+        store(certificate)
         return certificate
+    }
+
+    private func store(_ certificate: Certificate) {
+        entries.store(certificate, for: DERKey(certificate.derEncoded[...]))
     }
 
     /// How many certificates are held.
