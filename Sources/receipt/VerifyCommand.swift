@@ -79,6 +79,8 @@ enum VerifyCommand {
         } catch {
             throw .rejected("\(error)")
         }
+        // Freed by the end of the process rather than on the way back to it.
+        defer { KeptUntilExit.keep(verifier, listing) }
         let json = parsed.flag("--json")
         if let listing = listing.value {
             try Batch.verify(listing, named: positionals, with: verifier, options: options, json: json)
