@@ -76,6 +76,7 @@ let package = Package(
         .target(name: "ReceiptJWS", dependencies: ["ReceiptCrypto", "ReceiptDER", "ReceiptModel", "StrictJSON"]),
         .target(name: "PropertyList"),
         .target(name: "ZoneInfo"),
+        .target(name: "CReceiptFileReading"),
         .target(name: "CReceiptThreadPlacement"),
         .target(name: "Threads", dependencies: ["CReceiptThreadPlacement"]),
         .target(
@@ -119,7 +120,8 @@ let package = Package(
         .executableTarget(
             name: "receipt",
             dependencies: [
-                "CReceiptMalloc", "Entitlements", "HTTPServer", "PurchaseVerifier", "ReceiptBenchmark", "ReceiptCrypto",
+                "CReceiptFileReading", "CReceiptMalloc", "Entitlements", "HTTPServer", "PurchaseVerifier",
+                "ReceiptBenchmark", "ReceiptCrypto",
                 "ReceiptJWS", "ReceiptLedger", "ReceiptModel", "ReceiptService", "ReceiptSigner", "ReceiptVerifier",
                 "StrictJSON", "Threads",
             ],

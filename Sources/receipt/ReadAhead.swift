@@ -2,14 +2,17 @@ import Glibc
 import Synchronization
 import Threads
 
-/// Reading ahead of a batch's workers once their files turn out not to be in memory: a thread of its own asks
+/// Reading ahead of a batch's workers while their files turn out not to be in memory: a thread of its own asks
 /// Linux to start reading each of the next listed files (``Files/startReading(_:bytes:)``), at most `distance`
 /// files beyond the last one a worker took, so that the disk works while the workers verify.
 ///
 /// A directory whose files have left the page cache (written long ago, or paged out by the kernel's reclaim) is
 /// otherwise read one file per worker at a time, each read waiting for the disk: 2,000 receipts took 140 ms instead
-/// of 40, the CPUs mostly idle. The thread starts only when a worker's reads went to the disk (``DiskReads``):
-/// opening every file a second time would cost a batch in memory a tenth of its time.
+/// of 40, the CPUs mostly idle. The thread starts when a worker found several of its last files out of memory
+/// (``ColdReads``), not for the few that the kernel's reclaim scatters through a directory read a while ago, which
+/// cost less than opening every file a second time. It stops by itself, back to idle, once the files it asked for
+/// in its last ``filesPerLook`` were all in memory (its count of blocks read from disks did not grow); a worker that
+/// finds files out of memory again starts it again.
 final class ReadAhead: Sendable {
     /// The batch's listing (its own entries, not a copy, and the directories' descriptors its files are opened
     /// from, kept open while the thread may use them), of which only listed files are read ahead: a path named on the
@@ -33,6 +36,9 @@ final class ReadAhead: Sendable {
     /// alternating pairs), with 10 % 44.1 against 41.2, with all of them 45.4 against 43.5.
     private static var pause: UInt32 { 1000 }
 
+    /// Every how many files it asks for the thread looks whether they brought any read from the disk.
+    private static var filesPerLook: Int { 64 }
+
     /// Read-ahead for `listing`'s files, of their first `bytesPerFile` bytes, never more than `distance` files past
     /// the last one a worker took. Nothing is read until ``start(from:)``.
     init(_ listing: Batch.Listing, bytesPerFile: Int, distance: Int) {
@@ -48,8 +54,8 @@ final class ReadAhead: Sendable {
         taken.max(index, ordering: .relaxed)
     }
 
-    /// Starts the thread, reading ahead from the file after `index` (the one a worker took), unless it started
-    /// before or the batch is over. When the system makes no thread, nothing is read ahead.
+    /// Starts the thread, reading ahead from the file after `index` (the one a worker took), unless it is running
+    /// or was stopped. When the system makes no thread, nothing is read ahead.
     func start(from index: Int) {
         guard
             state.compareExchange(
@@ -74,6 +80,8 @@ final class ReadAhead: Sendable {
         // Opens and closes files beside the workers, as they do, in a descriptor table of its own (see Batch).
         DescriptorTable.unshareForCallingThread()
         var next = 0
+        var askedSinceLook = 0
+        var blocksAtLook = Self.blocksRead()
         while state.load(ordering: .relaxed) == State.running.rawValue {
             let last = taken.load(ordering: .relaxed)
             next = max(next, last + 1)
@@ -82,44 +90,58 @@ final class ReadAhead: Sendable {
                 usleep(Self.pause)
                 continue
             }
-            if case .listedFile(let file) = listing.entries[next] { Files.startReading(file, bytes: bytesPerFile) }
+            if case .listedFile(let file) = listing.entries[next] {
+                Files.startReading(file, bytes: bytesPerFile)
+                askedSinceLook += 1
+            }
             next += 1
+            if askedSinceLook == Self.filesPerLook {
+                let blocks = Self.blocksRead()
+                if blocks == blocksAtLook {
+                    _ = state.compareExchange(
+                        expected: State.running.rawValue, desired: State.idle.rawValue, ordering: .relaxed)
+                    return
+                }
+                askedSinceLook = 0
+                blocksAtLook = blocks
+            }
         }
-    }
-}
-
-/// Whether a thread's reads of files went to the disk: its counts of blocks read and of major page faults (Linux's
-/// per-thread `ru_inblock` and `ru_majflt`), looked at after its first file and then every `interval` files. Blocks
-/// read while the thread also took major faults are not counted: those may be the program's own pages (its code
-/// paged out since it last ran), read back in whatever the files' state.
-struct DiskReads {
-    private let interval: Int
-    private var untilNextLook = 1
-    private var counts = DiskReads.threadCounts()
-
-    init(interval: Int) {
-        self.interval = max(1, interval)
-    }
-
-    /// Called after each file the thread read: true when, at one of the looks, the thread has read blocks from a
-    /// disk since the look before (or since it was made) and taken no major page fault meanwhile.
-    mutating func afterFile() -> Bool {
-        untilNextLook -= 1
-        guard untilNextLook <= 0 else { return false }
-        untilNextLook = interval
-        let now = Self.threadCounts()
-        defer { counts = now }
-        return now.blocksRead > counts.blocksRead && now.majorFaults == counts.majorFaults
     }
 
     /// Linux's RUSAGE_THREAD, which the Glibc module does not export (it needs _GNU_SOURCE).
     private static var calledThread: Int32 { 1 }
 
-    /// The blocks the calling thread has read from disks and the major page faults it took; zeros where the system
-    /// does not count them.
-    private static func threadCounts() -> (blocksRead: Int, majorFaults: Int) {
+    /// The blocks the calling thread has had read from disks (`ru_inblock`: reads it started, posix_fadvise's
+    /// included), or 0 where the system does not count them.
+    private static func blocksRead() -> Int {
         var usage = rusage()
-        guard getrusage(__rusage_who_t(calledThread), &usage) == 0 else { return (0, 0) }
-        return (usage.ru_inblock, usage.ru_majflt)
+        guard getrusage(__rusage_who_t(calledThread), &usage) == 0 else { return 0 }
+        return usage.ru_inblock
+    }
+}
+
+/// Whether a worker's files are out of memory often enough for reading ahead to pay: counted in windows of
+/// `window` files, true when the `threshold`th of a window had to be read from the disk.
+struct ColdReads {
+    private let window: Int
+    private let threshold: Int
+    private var filesInWindow = 0
+    private var coldInWindow = 0
+
+    init(window: Int, threshold: Int) {
+        self.window = max(1, window)
+        self.threshold = max(1, threshold)
+    }
+
+    /// Called after each file the worker read, with whether reading it waited for the disk.
+    mutating func afterFile(fromDisk: Bool) -> Bool {
+        if filesInWindow == window {
+            filesInWindow = 0
+            coldInWindow = 0
+        }
+        filesInWindow += 1
+        guard fromDisk else { return false }
+        coldInWindow += 1
+        return coldInWindow == threshold
     }
 }

@@ -25,6 +25,12 @@ struct ListingTests {
         listing.entries.compactMap { if case .listedFile(let file) = $0 { file } else { nil } }
     }
 
+    /// The bytes of a listed file, read as a batch's worker reads them.
+    func readListed(_ file: Batch.Listing.ListedFile) throws -> [UInt8] {
+        var fromDisk = false
+        return try Files.readListedFile(file, limit: 1 << 20, fromDisk: &fromDisk)
+    }
+
     /// What the descriptor `descriptor` of this process refers to, or nil when it is not open.
     func target(of descriptor: Int32) -> String? {
         try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/fd/\(descriptor)")
@@ -50,7 +56,7 @@ struct ListingTests {
         let runner = try tree(["receipts"])
         let listing = try #require(Batch.listing([runner.path("receipts")], recursive: false))
         try FileManager.default.moveItem(atPath: runner.path("receipts"), toPath: runner.path("moved"))
-        let read = try listedFiles(listing).map { try Files.readListedFile($0, limit: 1 << 20) }
+        let read = try listedFiles(listing).map(readListed)
         #expect(read == [Array("receipts/a.der".utf8), Array("receipts/b.der".utf8)])
     }
 
@@ -60,7 +66,7 @@ struct ListingTests {
         let listing = try #require(Batch.listing([runner.path("receipts")], recursive: false))
         try FileManager.default.moveItem(atPath: runner.path("receipts"), toPath: runner.path("moved"))
         try FileManager.default.moveItem(atPath: runner.path("other"), toPath: runner.path("receipts"))
-        let read = try listedFiles(listing).map { try Files.readListedFile($0, limit: 1 << 20) }
+        let read = try listedFiles(listing).map(readListed)
         #expect(read == [Array("receipts/a.der".utf8), Array("receipts/b.der".utf8)])
     }
 
@@ -74,7 +80,7 @@ struct ListingTests {
         let byPath = files.filter { $0.directory == AT_FDCWD }
         #expect(byPath.map(\.path) == [runner.path("tree/two/a.der"), runner.path("tree/two/b.der")])
         #expect(byPath.allSatisfy { $0.nameOffset == 0 })
-        #expect(try files.map { try Files.readListedFile($0, limit: 1 << 20) }.count == 6)
+        #expect(try files.map(readListed).count == 6)
     }
 
     @Test("a file that cannot be opened is explained by what the listed directory holds, not by its path now")
@@ -86,7 +92,7 @@ struct ListingTests {
         try FileManager.default.createDirectory(
             atPath: runner.path("receipts/a.der"), withIntermediateDirectories: true)
         #expect {
-            _ = try Files.readListedFile(listedFiles(listing)[0], limit: 1 << 20)
+            _ = try readListed(listedFiles(listing)[0])
         } throws: { error in
             (error as? CommandFailure)?.message == "cannot read \(runner.path("receipts/a.der")): no such file"
         }

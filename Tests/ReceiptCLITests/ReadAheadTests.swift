@@ -4,8 +4,9 @@ import Testing
 @testable import receipt
 
 /// Reading ahead of a batch's workers: the files after the last one a worker took are brought into memory, no
-/// further than the read-ahead's distance and only the directory's listed files; nothing once stopped; and the
-/// workers notice when their reads go to the disk. Files are dropped from the page cache (written, synced,
+/// further than the read-ahead's distance and only the directory's listed files; nothing once stopped, and nothing
+/// more once the files it asks for are found in memory; a worker starts it when several of its files were not in
+/// memory, and reads a listed file whole whatever part of it is. Files are dropped from the page cache (written, synced,
 /// posix_fadvise DONTNEED) and their pages looked up with mincore.
 @Suite("Read-ahead")
 struct ReadAheadTests {
@@ -14,13 +15,13 @@ struct ReadAheadTests {
         let runner: CLIRunner
         let paths: [String]
 
-        init(count: Int) throws {
+        init(count: Int, size: Int = 8 << 10) throws {
             let runner = try CLIRunner()
             let paths = (0..<count).map { runner.path(String(format: "%03d.der", $0)) }
             self.runner = runner
             self.paths = paths
             for path in paths {
-                try Data(repeating: 0x30, count: 8 << 10).write(to: URL(fileURLWithPath: path))
+                try Data(repeating: 0x30, count: size).write(to: URL(fileURLWithPath: path))
             }
             for path in paths { Self.drop(path) }
             try #require(
@@ -65,9 +66,7 @@ struct ReadAheadTests {
         /// A listing of the files, each as a directory's listing finds it.
         var listing: Batch.Listing {
             var listing = Batch.Listing()
-            listing.entries = paths.map {
-                .listedFile(Batch.Listing.ListedFile(path: $0, directory: AT_FDCWD, nameOffset: 0))
-            }
+            listing.entries = paths.indices.map { .listedFile(listedFile($0)) }
             return listing
         }
 
@@ -86,6 +85,16 @@ struct ReadAheadTests {
             waitUntilInMemory(indexes)
             usleep(ReadAheadTests.overreach)
             return inMemory
+        }
+
+        /// Reads the file at `index` whole; returns its size.
+        func read(_ index: Int) throws -> Int {
+            try Data(contentsOf: URL(fileURLWithPath: paths[index])).count
+        }
+
+        /// The file at `index` as a directory's listing finds it.
+        func listedFile(_ index: Int) -> Batch.Listing.ListedFile {
+            Batch.Listing.ListedFile(path: paths[index], directory: AT_FDCWD, nameOffset: 0)
         }
 
         /// Waits, 10 s at most, until every file of `indexes` is in memory.
@@ -128,6 +137,18 @@ struct ReadAheadTests {
         #expect(files.inMemory == Array(1...4))
     }
 
+    @Test("it stops by itself when the files it asks for are in memory, and starts again when asked")
+    func stopsWhileFilesAreInMemory() throws {
+        let files = try ColdFiles(count: 150)
+        for index in 0..<100 { _ = try files.read(index) }
+        let readAhead = files.readAhead(distance: 149, from: 0)
+        defer { readAhead.stop() }
+        usleep(Self.overreach)
+        #expect(files.inMemory == Array(0..<100), "it went on past 64 files found in memory")
+        readAhead.start(from: 99)
+        #expect(files.inMemory(onceRead: 100...149) == Array(0...149))
+    }
+
     @Test("only a directory's listed files are read ahead, not paths named on the command line")
     func onlyListedFiles() throws {
         let files = try ColdFiles(count: 6)
@@ -149,40 +170,54 @@ struct ReadAheadTests {
         #expect(pages == [true] + Array(repeating: false, count: (8 << 10) / pageSize - 1))
     }
 
-    @Test("a thread's reads from the disk are seen at its next look, and files read from memory are not")
-    func diskReadsSeen() throws {
-        let files = try ColdFiles(count: 3)
-        var reads = DiskReads(interval: 2)
-        var looks: [Bool] = []
-        _ = try Data(contentsOf: URL(fileURLWithPath: files.paths[0]))
-        looks.append(reads.afterFile())
-        _ = try Data(contentsOf: URL(fileURLWithPath: files.paths[0]))
-        looks.append(reads.afterFile())
-        looks.append(reads.afterFile())
-        _ = try Data(contentsOf: URL(fileURLWithPath: files.paths[1]))
-        looks.append(reads.afterFile())
-        looks.append(reads.afterFile())
-        // Looks after the first file, then every second: the first sees its read, the second finds the file read
-        // again from memory, the third the second file read from the disk.
-        #expect(looks == [true, false, false, false, true])
+    @Test("a worker's files start the read-ahead at the third one out of memory of a window of 32, once")
+    func coldReadsStartAtTheThreshold() {
+        var reads = ColdReads(window: 32, threshold: 3)
+        let starts = (0..<32).map { reads.afterFile(fromDisk: [3, 10, 20, 25].contains($0)) }
+        #expect(starts.indices.filter { starts[$0] } == [20])
     }
 
-    @Test("blocks read by a page fault (a mapped file, the program's own code) are not taken for files read")
-    func pageFaultsNotTakenForReads() throws {
-        let files = try ColdFiles(count: 2)
-        var reads = DiskReads(interval: 1)
+    @Test("files out of memory in different windows do not add up")
+    func coldReadsCountPerWindow() {
+        var reads = ColdReads(window: 4, threshold: 2)
+        let starts = (0..<12).map { reads.afterFile(fromDisk: [3, 4, 9, 10].contains($0)) }
+        #expect(starts.indices.filter { starts[$0] } == [10])
+    }
+
+    @Test("a listed file out of memory is read whole and said to come from the disk; read again, it is not")
+    func listedFileFromDisk() throws {
+        let files = try ColdFiles(count: 1)
+        var fromDisk = false
+        let first = try Files.readListedFile(files.listedFile(0), limit: 1 << 20, fromDisk: &fromDisk)
+        #expect(first.count == 8 << 10 && first.allSatisfy { $0 == 0x30 })
+        #expect(fromDisk)
+        var again = false
+        let second = try Files.readListedFile(files.listedFile(0), limit: 1 << 20, fromDisk: &again)
+        #expect(second == first)
+        #expect(!again)
+    }
+
+    @Test("a listed file whose first page is in memory and second is not is read whole")
+    func listedFilePartlyInMemory() throws {
+        let files = try ColdFiles(count: 1)
+        let pageSize = Int(sysconf(Int32(_SC_PAGESIZE)))
+        _ = try files.read(0)
         let descriptor = open(files.paths[0], O_RDONLY)
-        defer { close(descriptor) }
-        let mapping = try #require(mmap(nil, 8 << 10, PROT_READ, MAP_SHARED, descriptor, 0))
-        defer { munmap(mapping, 8 << 10) }
-        let byte = mapping.load(as: UInt8.self)
-        _ = try Data(contentsOf: URL(fileURLWithPath: files.paths[1]))
-        let withFault = reads.afterFile()
-        _ = try Data(contentsOf: URL(fileURLWithPath: files.paths[1]))
-        let fromMemory = reads.afterFile()
-        #expect(byte == 0x30)
-        #expect(!withFault, "a file read from the disk, but beside a page the thread faulted in from the disk")
-        #expect(!fromMemory, "the file read again, from memory")
+        posix_fadvise(descriptor, off_t(pageSize), off_t(pageSize), POSIX_FADV_DONTNEED)
+        close(descriptor)
+        try #require(ColdFiles.pagesInMemory(files.paths[0]).prefix(2) == [true, false])
+        var fromDisk = false
+        let bytes = try Files.readListedFile(files.listedFile(0), limit: 1 << 20, fromDisk: &fromDisk)
+        #expect(bytes.count == 8 << 10 && bytes.allSatisfy { $0 == 0x30 })
+        #expect(fromDisk)
+    }
+
+    @Test("a listed file out of memory whose end falls inside a page is read to its end")
+    func listedFileEndingInsideAPage() throws {
+        let files = try ColdFiles(count: 1, size: 5_000)
+        var fromDisk = false
+        let bytes = try Files.readListedFile(files.listedFile(0), limit: 1 << 20, fromDisk: &fromDisk)
+        #expect(bytes.count == 5_000 && bytes.allSatisfy { $0 == 0x30 })
     }
 
     @Test("a directory whose files are not in memory verifies to the same lines as when they are")
