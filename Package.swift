@@ -121,9 +121,8 @@ let package = Package(
             name: "receipt",
             dependencies: [
                 "CReceiptFileReading", "CReceiptMalloc", "Entitlements", "HTTPServer", "PurchaseVerifier",
-                "ReceiptBenchmark", "ReceiptCrypto",
-                "ReceiptJWS", "ReceiptLedger", "ReceiptModel", "ReceiptService", "ReceiptSigner", "ReceiptVerifier",
-                "StrictJSON", "Threads",
+                "ReceiptBenchmark", "ReceiptCrypto", "ReceiptJWS", "ReceiptLedger", "ReceiptModel", "ReceiptService",
+                "ReceiptSigner", "ReceiptVerifier", "StrictJSON", "Threads",
             ],
             // A release build of the command links the Swift runtime in (no toolchain needed where it is copied),
             // by the toolchain's lld with packed relative relocations (DT_RELR, which glibc 2.36 reads: 30,000
