@@ -167,13 +167,13 @@ enum ReceiptInspection {
         var object = JSONObject()
         object["type"] = .integer(attribute.type)
         object["version"] = .integer(attribute.version)
-        object["value_hex"] = .string(PlainText.hex(attribute.value))
+        object["value_hex"] = .string(Hex.encode(attribute.value))
         object["value_text"] = derText(attribute.value).map(JSONValue.string)
         return .object(object)
     }
 
     private static func attributeText(_ attribute: ReceiptAttribute) -> String {
-        let value = derText(attribute.value).map { "\"\($0)\"" } ?? PlainText.hex(attribute.value)
+        let value = derText(attribute.value).map { "\"\($0)\"" } ?? Hex.encode(attribute.value)
         return "field \(attribute.type) (undocumented, version \(attribute.version)): \(value)"
     }
 

@@ -1,4 +1,5 @@
 import ReceiptCrypto
+import ReceiptDER
 import ReceiptLedger
 
 /// `receipt ledger copy` and `receipt ledger check`: moving a ledger between stores, and checking one.
@@ -222,7 +223,7 @@ enum LedgerCommand {
         var description: String {
             "\(counts.transactions) transactions, \(counts.renewalInfos) renewal infos, "
                 + "\(counts.notifications) notifications, \(counts.outgoingNotifications) outgoing notifications, "
-                + "SHA-256 \(PlainText.hex(digest))"
+                + "SHA-256 \(Hex.encode(digest))"
         }
     }
 
@@ -261,7 +262,7 @@ enum LedgerCommand {
                     + "renewal infos: \(summary.counts.renewalInfos)\n"
                     + "notifications: \(summary.counts.notifications)\n"
                     + "outgoing notifications: \(summary.counts.outgoingNotifications)\n"
-                    + "digest: SHA-256 \(PlainText.hex(summary.digest))\n"
+                    + "digest: SHA-256 \(Hex.encode(summary.digest))\n"
                     + "integrity: \(integrity.joined(separator: "; "))\n")
                     .utf8))
         var problems: [String] = []

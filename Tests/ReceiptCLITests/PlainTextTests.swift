@@ -48,11 +48,4 @@ struct PlainTextTests {
             #expect(PlainText.grouped(value) == formatter.string(from: NSNumber(value: value)), "\(value)")
         }
     }
-
-    @Test("hex is two lower-case digits a byte, as %02x wrote them")
-    func hex() {
-        let bytes: [UInt8] = [0x00, 0x0a, 0x7f, 0x80, 0xab, 0xff]
-        #expect(PlainText.hex(bytes) == bytes.map { String(format: "%02x", $0) }.joined())
-        #expect(PlainText.hex([]) == "")
-    }
 }

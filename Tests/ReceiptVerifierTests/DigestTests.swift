@@ -1,4 +1,5 @@
 import ReceiptCrypto
+import ReceiptDER
 import Testing
 
 /// The digests receipts use, against the known answers of FIPS 180-2 (appendix examples).
@@ -6,22 +7,15 @@ import Testing
 struct DigestTests {
     static let abc = Array("abc".utf8)
 
-    static func hex(_ bytes: [UInt8]) -> String {
-        bytes.map { byte in
-            let digits = Array("0123456789abcdef".utf8)
-            return String(decoding: [digits[Int(byte >> 4)], digits[Int(byte & 0x0F)]], as: UTF8.self)
-        }.joined()
-    }
-
     @Test("SHA-1 of \"abc\" is FIPS 180-2's answer, 20 bytes")
     func sha1KnownAnswer() {
-        #expect(Self.hex(DigestAlgorithm.sha1.hash(Self.abc)) == "a9993e364706816aba3e25717850c26c9cd0d89d")
+        #expect(Hex.encode(DigestAlgorithm.sha1.hash(Self.abc)) == "a9993e364706816aba3e25717850c26c9cd0d89d")
     }
 
     @Test("SHA-256 of \"abc\" is FIPS 180-2's answer, 32 bytes")
     func sha256KnownAnswer() {
         #expect(
-            Self.hex(DigestAlgorithm.sha256.hash(Self.abc))
+            Hex.encode(DigestAlgorithm.sha256.hash(Self.abc))
                 == "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad")
     }
 
