@@ -232,9 +232,18 @@ public final class Certificate: @unchecked Sendable, Hashable, CustomStringConve
         return bio.text
     }
 
+    /// `time` in seconds since 1970, 0 when OpenSSL cannot read it: its distance from 1970-01-01 in days and
+    /// seconds, as OpenSSL counts it. (timegm(3) would first read the system's time zone, /etc/localtime, for a time
+    /// that is UTC whatever the zone.)
     private static func seconds(_ time: UnsafePointer<ASN1_TIME>?) -> Int64 {
         var moment = tm()
-        guard let time, ASN1_TIME_to_tm(time, &moment) == 1 else { return 0 }
-        return Int64(timegm(&moment))
+        var epoch = tm()
+        epoch.tm_year = 70
+        epoch.tm_mday = 1
+        var days: Int32 = 0
+        var seconds: Int32 = 0
+        guard let time, ASN1_TIME_to_tm(time, &moment) == 1, OPENSSL_gmtime_diff(&days, &seconds, &epoch, &moment) == 1
+        else { return 0 }
+        return Int64(days) * 86_400 + Int64(seconds)
     }
 }
