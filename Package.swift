@@ -45,13 +45,17 @@ let package = Package(
         .target(name: "CReceiptPostgreSQL", dependencies: ["CReceiptLibraryLoading"]),
         .target(name: "CReceiptMicroHTTPD", dependencies: ["CReceiptLibraryLoading"]),
         .target(name: "CReceiptShims", dependencies: ["CReceiptOpenSSL", "CReceiptZlib"]),
+        .target(name: "CReceiptErrorTexts", dependencies: ["CReceiptOpenSSL"]),
         .target(name: "CReceiptSockets"),
         .target(name: "ReceiptCompression", dependencies: ["CReceiptShims", "CReceiptZlib"]),
         .target(name: "ReceiptDER"),
         .target(name: "StrictJSON"),
         .target(name: "ReceiptCMS", dependencies: ["ReceiptDER"]),
         .target(name: "ReceiptModel", dependencies: ["ReceiptDER", "StrictJSON", "ZoneInfo"]),
-        .target(name: "ReceiptCrypto", dependencies: ["CReceiptOpenSSL", "CReceiptShims", "ReceiptDER"]),
+        .target(
+            name: "ReceiptCrypto",
+            dependencies: ["CReceiptErrorTexts", "CReceiptOpenSSL", "CReceiptShims", "ReceiptDER"]
+        ),
         .target(
             name: "ReceiptSigner",
             dependencies: [

@@ -46,6 +46,7 @@ public struct CryptoError: Error, Hashable, Sendable, CustomStringConvertible {
 
 /// Empties this thread's OpenSSL error queue into one line of text, oldest error first.
 func drainOpenSSLErrors() -> String {
+    OpenSSLErrorTexts.ensureLoaded()
     var messages: [String] = []
     while true {
         var data: UnsafePointer<CChar>?

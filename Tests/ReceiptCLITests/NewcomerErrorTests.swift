@@ -72,6 +72,33 @@ struct NewcomerErrorTests {
         #expect(result.standardError.contains("--trust not-a-cert.pem: "))
     }
 
+    // `receipt` has OpenSSL load its error texts only when a failure is described (OpenSSLErrorTexts): these two
+    // check that they are there when one is.
+    @Test("a trust anchor that is not a certificate is explained in OpenSSL's own words")
+    func badAnchorInOpenSSLWords() throws {
+        let runner = try CLIRunner()
+        try runner.write("not-a-cert.pem", "hello")
+        let result = try runner.run(["verify", root(CLITests.realReceipt), "--trust", "not-a-cert.pem"])
+        #expect(result.status == 1)
+        #expect(
+            result.standardError.contains("(too long; bad object header; nested asn1 error (Type=X509))"),
+            "\(result.standardError)")
+    }
+
+    @Test("a signing key that is not a key is explained in OpenSSL's own words, its decoder's reason included")
+    func badKeyInOpenSSLWords() throws {
+        let runner = try CLIRunner()
+        try runner.makeChainAndRequest()
+        try runner.write("not-a-key.pem", "-----BEGIN PRIVATE KEY-----\nAAAA\n-----END PRIVATE KEY-----\n")
+        let result = try runner.run([
+            "sign", "--key", "not-a-key.pem", "--cert", "dev/receipt-signer.pem", "purchase.json", "-o", "out.der",
+        ])
+        #expect(result.status == 1)
+        #expect(
+            result.standardError.contains("(unsupported (No supported data to decode. Input type: PEM); wrong tag"),
+            "\(result.standardError)")
+    }
+
     @Test("one purchase reads \"1 purchase\"")
     func singular() throws {
         let runner = try CLIRunner()
