@@ -45,7 +45,7 @@ let package = Package(
         .target(name: "CReceiptPostgreSQL", dependencies: ["CReceiptLibraryLoading"]),
         .target(name: "CReceiptMicroHTTPD", dependencies: ["CReceiptLibraryLoading"]),
         .target(name: "CReceiptShims", dependencies: ["CReceiptOpenSSL", "CReceiptZlib"]),
-        .target(name: "CReceiptErrorTexts", dependencies: ["CReceiptOpenSSL"]),
+        .target(name: "CReceiptOpenSSLStart", dependencies: ["CReceiptOpenSSL"]),
         .target(name: "CReceiptSockets"),
         .target(name: "ReceiptCompression", dependencies: ["CReceiptShims", "CReceiptZlib"]),
         .target(name: "ReceiptDER"),
@@ -54,7 +54,7 @@ let package = Package(
         .target(name: "ReceiptModel", dependencies: ["ReceiptDER", "StrictJSON", "ZoneInfo"]),
         .target(
             name: "ReceiptCrypto",
-            dependencies: ["CReceiptErrorTexts", "CReceiptOpenSSL", "CReceiptShims", "ReceiptDER"]
+            dependencies: ["CReceiptOpenSSLStart", "CReceiptOpenSSL", "CReceiptShims", "ReceiptDER"]
         ),
         .target(
             name: "ReceiptSigner",

@@ -46,7 +46,7 @@ public struct CryptoError: Error, Hashable, Sendable, CustomStringConvertible {
 
 /// Empties this thread's OpenSSL error queue into one line of text, oldest error first.
 func drainOpenSSLErrors() -> String {
-    OpenSSLErrorTexts.ensureLoaded()
+    OpenSSLStart.loadErrorTexts()
     var messages: [String] = []
     while true {
         var data: UnsafePointer<CChar>?

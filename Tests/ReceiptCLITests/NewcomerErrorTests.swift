@@ -72,7 +72,7 @@ struct NewcomerErrorTests {
         #expect(result.standardError.contains("--trust not-a-cert.pem: "))
     }
 
-    // `receipt` has OpenSSL load its error texts only when a failure is described (OpenSSLErrorTexts): these two
+    // `receipt` has OpenSSL load its error texts only when a failure is described (OpenSSLStart): these two
     // check that they are there when one is.
     @Test("a trust anchor that is not a certificate is explained in OpenSSL's own words")
     func badAnchorInOpenSSLWords() throws {

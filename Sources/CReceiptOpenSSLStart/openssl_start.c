@@ -1,19 +1,19 @@
 // The deprecated per-library loaders are the only way to load error texts after OpenSSL's start skipped them.
 #define OPENSSL_SUPPRESS_DEPRECATED
-#include "CReceiptErrorTexts.h"
+#include "CReceiptOpenSSLStart.h"
 
 #include <openssl/crypto.h>
 #include <openssl/err.h>
 
-int receipt_error_texts_defer(void) {
+int receipt_openssl_leave_out_unused_tables(void) {
 #ifdef OPENSSL_NO_DEPRECATED_3_0
-    return 0;
+    return OPENSSL_init_crypto(OPENSSL_INIT_NO_ADD_ALL_CIPHERS, NULL);
 #else
-    return OPENSSL_init_crypto(OPENSSL_INIT_NO_LOAD_CRYPTO_STRINGS, NULL);
+    return OPENSSL_init_crypto(OPENSSL_INIT_NO_ADD_ALL_CIPHERS | OPENSSL_INIT_NO_LOAD_CRYPTO_STRINGS, NULL);
 #endif
 }
 
-void receipt_error_texts_load(void) {
+void receipt_openssl_load_error_texts(void) {
 #ifndef OPENSSL_NO_DEPRECATED_3_0
     ERR_load_ERR_strings();
     ERR_load_ASN1_strings();
