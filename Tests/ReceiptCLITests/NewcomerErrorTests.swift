@@ -73,16 +73,15 @@ struct NewcomerErrorTests {
     }
 
     // `receipt` has OpenSSL load its error texts only when a failure is described (OpenSSLStart): these two
-    // check that they are there when one is.
+    // check that they are there when one is, none of OpenSSL's errors shown as a bare number.
     @Test("a trust anchor that is not a certificate is explained in OpenSSL's own words")
     func badAnchorInOpenSSLWords() throws {
         let runner = try CLIRunner()
         try runner.write("not-a-cert.pem", "hello")
         let result = try runner.run(["verify", root(CLITests.realReceipt), "--trust", "not-a-cert.pem"])
         #expect(result.status == 1)
-        #expect(
-            result.standardError.contains("(too long; bad object header; nested asn1 error (Type=X509))"),
-            "\(result.standardError)")
+        #expect(result.standardError.contains("nested asn1 error"), "\(result.standardError)")
+        #expect(!Self.hasBareOpenSSLCode(result.standardError), "\(result.standardError)")
     }
 
     @Test("a signing key that is not a key is explained in OpenSSL's own words, its decoder's reason included")
@@ -94,9 +93,13 @@ struct NewcomerErrorTests {
             "sign", "--key", "not-a-key.pem", "--cert", "dev/receipt-signer.pem", "purchase.json", "-o", "out.der",
         ])
         #expect(result.status == 1)
-        #expect(
-            result.standardError.contains("(unsupported (No supported data to decode. Input type: PEM); wrong tag"),
-            "\(result.standardError)")
+        #expect(result.standardError.contains("unsupported (No supported data to decode"), "\(result.standardError)")
+        #expect(!Self.hasBareOpenSSLCode(result.standardError), "\(result.standardError)")
+    }
+
+    /// An OpenSSL error whose text was not found, as `CryptoError` writes it (`error 109052059`).
+    static func hasBareOpenSSLCode(_ text: String) -> Bool {
+        text.range(of: #"\berror [0-9]+\b"#, options: .regularExpression) != nil
     }
 
     @Test("one purchase reads \"1 purchase\"")
