@@ -65,9 +65,7 @@ struct NewcomerErrorTests {
 
     @Test("a trust anchor file that is not a certificate is rejected input, exit 1, not a usage error")
     func badAnchorIsInput() throws {
-        let runner = try CLIRunner()
-        try runner.write("not-a-cert.pem", "hello")
-        let result = try runner.run(["verify", root(CLITests.realReceipt), "--trust", "not-a-cert.pem"])
+        let result = try verifyWithAnchorThatIsNotACertificate()
         #expect(result.status == 1)
         #expect(result.standardError.contains("--trust not-a-cert.pem: "))
     }
@@ -76,9 +74,7 @@ struct NewcomerErrorTests {
     // check that they are there when one is, none of OpenSSL's errors shown as a bare number.
     @Test("a trust anchor that is not a certificate is explained in OpenSSL's own words")
     func badAnchorInOpenSSLWords() throws {
-        let runner = try CLIRunner()
-        try runner.write("not-a-cert.pem", "hello")
-        let result = try runner.run(["verify", root(CLITests.realReceipt), "--trust", "not-a-cert.pem"])
+        let result = try verifyWithAnchorThatIsNotACertificate()
         #expect(result.status == 1)
         #expect(result.standardError.contains("nested asn1 error"), "\(result.standardError)")
         #expect(!Self.hasBareOpenSSLCode(result.standardError), "\(result.standardError)")
@@ -95,6 +91,13 @@ struct NewcomerErrorTests {
         #expect(result.status == 1)
         #expect(result.standardError.contains("unsupported (No supported data to decode"), "\(result.standardError)")
         #expect(!Self.hasBareOpenSSLCode(result.standardError), "\(result.standardError)")
+    }
+
+    /// `receipt verify` of a real receipt with `--trust not-a-cert.pem`, a file that holds "hello".
+    func verifyWithAnchorThatIsNotACertificate() throws -> CLIRunner.Result {
+        let runner = try CLIRunner()
+        try runner.write("not-a-cert.pem", "hello")
+        return try runner.run(["verify", root(CLITests.realReceipt), "--trust", "not-a-cert.pem"])
     }
 
     /// An OpenSSL error whose text was not found, as `CryptoError` writes it (`error 109052059`).
