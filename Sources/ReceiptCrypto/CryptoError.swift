@@ -44,8 +44,10 @@ public struct CryptoError: Error, Hashable, Sendable, CustomStringConvertible {
     }
 }
 
-/// Empties this thread's OpenSSL error queue into one line of text, oldest error first.
+/// Empties this thread's OpenSSL error queue into one line of text, oldest error first; "" when it is empty, without
+/// loading OpenSSL's error texts for nothing (a key refused by our own checks leaves the queue empty).
 func drainOpenSSLErrors() -> String {
+    guard ERR_peek_error() != 0 else { return "" }
     OpenSSLStart.loadErrorTexts()
     var messages: [String] = []
     while true {

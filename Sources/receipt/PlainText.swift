@@ -34,5 +34,4 @@ enum PlainText {
         }
         return text
     }
-
 }
