@@ -198,7 +198,10 @@ let package = Package(
         ),
         .testTarget(
             name: "ReceiptCLITests",
-            dependencies: ["PostgreSQLTestSupport", "receipt", "ReceiptCrypto", "ReceiptLedger", "ReceiptVerifier"]
+            dependencies: [
+                "PostgreSQLTestSupport", "receipt", "PurchaseVerifier", "ReceiptCrypto", "ReceiptLedger",
+                "ReceiptVerifier",
+            ]
         ),
         .testTarget(name: "ZoneInfoTests", dependencies: ["ZoneInfo"], resources: [.copy("Vectors")]),
         .testTarget(name: "ThreadsTests", dependencies: ["Threads"]),

@@ -1,4 +1,5 @@
 internal import CReceiptOpenSSL
+internal import CReceiptOpenSSLStart
 internal import CReceiptShims
 import ReceiptDER
 
@@ -20,7 +21,7 @@ public final class Certificate: @unchecked Sendable, Hashable, CustomStringConve
     /// Decodes one DER certificate that fills `der` exactly.
     public convenience init(derEncoded der: some Collection<UInt8>) throws(CryptoError) {
         let bytes = Array(der)
-        guard let decoded = decodeWhole(bytes, with: { d2i_X509(nil, $0, $1) }, free: X509_free) else {
+        guard let decoded = decodeWhole(bytes, with: { receipt_d2i_X509($0, $1) }, free: X509_free) else {
             throw CryptoError(.invalidCertificate)
         }
         self.init(owning: decoded, derEncoded: bytes)
@@ -88,7 +89,7 @@ public final class Certificate: @unchecked Sendable, Hashable, CustomStringConve
         clearOpenSSLErrors()
         let bio = try MemoryBIO(copying: bytes)
         var certificates: [Certificate] = []
-        while let certificate = PEM_read_bio_X509(bio.pointer, nil, nil, nil) {
+        while let certificate = receipt_PEM_read_bio_X509(bio.pointer) {
             certificates.append(try Certificate(owning: certificate))
         }
         // Reading stops with "no start line" at the end of the input; anything else is a broken block.

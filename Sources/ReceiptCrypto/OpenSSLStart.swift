@@ -14,6 +14,23 @@ public enum OpenSSLStart {
         _ = receipt_openssl_leave_out_unused_tables()
     }
 
+    /// Has the certificates this process reads from now on take their RSA and EC keys from OpenSSL's own readers of
+    /// those keys, as OpenSSL 1.1 did, rather than through 3.0's provider decoders, which it finds by going through
+    /// every decoder and key manager it has: about a million instructions a certificate, five million the first
+    /// time, most of OpenSSL's work in a run that verifies one receipt. The keys read are the same, a malformed one
+    /// refused alike. Returns whether it could (OpenSSL built with its engines and its 3.0 deprecated functions); if
+    /// not, certificates are read as before.
+    ///
+    /// OpenSSL 3.0 reads a key so only for a type an engine has registered methods for: each certificate is then read
+    /// alone, with an engine that offers OpenSSL's own RSA and EC methods registered while it is read. Meanwhile those
+    /// methods also serve other threads that make an RSA or EC context by type or by name, key generation among them,
+    /// under which an EC key cannot be made by curve name (TLS's key exchange on P-256 makes one so). Call this only
+    /// in a process that makes no keys and no TLS connections while it reads certificates, as `receipt verify` does.
+    @discardableResult
+    public static func readCertificateKeysDirectly() -> Bool {
+        receipt_openssl_read_certificate_keys_directly() == 1
+    }
+
     /// Makes sure the error texts are loaded, once per process, before an error of OpenSSL's is described.
     static func loadErrorTexts() {
         _ = errorTextsLoaded

@@ -1,5 +1,6 @@
 import Entitlements
 import PurchaseVerifier
+import ReceiptCrypto
 import ReceiptModel
 import ReceiptService
 import ReceiptVerifier
@@ -34,6 +35,8 @@ enum EntitlementsCommand {
         let parsed = try Arguments(arguments, spec: options)
         guard !parsed.positionals.isEmpty else { throw .usage("at least one RECEIPT file is required") }
         guard let catalogPath = try parsed.single("--catalog") else { throw .usage("--catalog is required") }
+        // As `receipt verify` does; `entitlements` makes no keys and no TLS connections either.
+        OpenSSLStart.readCertificateKeysDirectly()
         var now = ReceiptService.systemTime()
         if let text = try parsed.single("--now") {
             guard let date = ReceiptDate(rfc3339: text) else {

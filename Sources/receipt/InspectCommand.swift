@@ -29,6 +29,8 @@ enum InspectCommand {
     static func run(_ arguments: [String]) throws(CommandFailure) {
         let parsed = try Arguments(arguments, spec: options)
         guard let path = parsed.positionals.first else { throw .usage("FILE is required (use - for standard input)") }
+        // As `receipt verify` does; `inspect` makes no keys and no TLS connections either.
+        OpenSSLStart.readCertificateKeysDirectly()
         let limits = VerificationLimits()
         let input = try Files.read(path, limit: limits.maximumInputSize)
         let format = PurchaseProofFormat.detect(input)

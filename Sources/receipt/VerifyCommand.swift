@@ -63,6 +63,9 @@ enum VerifyCommand {
             }
             options.validationTime = time
         }
+        // Certificates' keys read by OpenSSL's own RSA and EC readers: `receipt verify` makes no keys and no TLS
+        // connections, so nothing else of the process sees the methods that reading lends out meanwhile.
+        OpenSSLStart.readCertificateKeysDirectly()
         // A directory is listed on a thread of its own while the anchors are loaded (OpenSSL starting up): each
         // takes over a millisecond for a directory of 2,000 files, and neither needs the other.
         let positionals = parsed.positionals
