@@ -11,6 +11,14 @@ import StrictJSON
 /// replays `FailCases/`. Thrown errors are the expected answer to hostile input; a check reports a finding only
 /// when an answer is wrong (a crash or hang is found by the fuzzer itself).
 public enum FuzzChecks {
+    /// For a fuzzer's start, never the tests' process (whose other threads generate keys): certificates' keys read
+    /// as `receipt verify` reads them (``OpenSSLStart/readCertificateKeysDirectly()``), so that hostile certificates
+    /// reach those readers too, and `FuzzVerify` compares what they read with OpenSSL's own CMS verification, which
+    /// reads the same certificates through OpenSSL's decoders.
+    public static func readCertificateKeysAsReceiptVerifyDoes() {
+        OpenSSLStart.readCertificateKeysDirectly()
+    }
+
     /// Each target's check: nil when every property holds, otherwise what broke.
     public static let targets: [String: @Sendable ([UInt8]) -> String?] = [
         "FuzzDER": der, "FuzzPayload": payload, "FuzzVerify": verify, "FuzzSigningRequest": signingRequest,
