@@ -2,8 +2,10 @@ internal import CReceiptOpenSSLStart
 
 /// What OpenSSL 3.0 builds at every start that working with receipts seldom or never reads: the texts that explain
 /// its errors ("wrong tag", "no start line"), which ``CryptoError`` and chain failures quote, and its table of
-/// ciphers by name (nothing here encrypts). A program that starts often can leave both out; this module then loads
-/// the error texts when it first describes a failure of OpenSSL's.
+/// ciphers by name (nothing here encrypts); and how it reads the first certificates, which costs it more than
+/// anything else a one-receipt run does. A program that starts often can leave both tables out, this module then
+/// loading the error texts when it first describes a failure of OpenSSL's, and, if it makes no keys and no TLS
+/// connections meanwhile, have certificates' keys read directly.
 public enum OpenSSLStart {
     /// Has OpenSSL leave out its error texts and its table of ciphers by name. Takes effect only as the process's
     /// first use of OpenSSL; later, both are built already and nothing changes. Failures read as before but for the
